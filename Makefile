@@ -1,0 +1,118 @@
+# libtnfctl for Linux.  `make`, `make check`, `make install PREFIX=... DESTDIR=...`,
+# `make vmlinux` (regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel).
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+LIBDIR ?= $(PREFIX)/lib
+BINDIR ?= $(PREFIX)/bin
+INCDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+B := build
+VERSION := 0.1.0
+
+WARN := -Wall -Wextra -Werror
+CFLAGS ?= -O2 -g
+CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(B) -Ibpf -Isrc/libtnfctl
+LIBS_CTL := $(shell pkg-config --libs libbpf libelf) -lpthread
+LIBS_TEST := $(shell pkg-config --libs cmocka) -lpthread -ldl
+
+CTL_SRCS := $(wildcard src/libtnfctl/*.c)
+CTL_OBJS := $(CTL_SRCS:%.c=$(B)/%.o)
+TEST_SRCS := $(wildcard tests/test_*.c)
+TEST_BINS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
+TEST_HELPERS := $(patsubst tests/helpers/%.c,$(B)/tests/helpers/%,$(wildcard tests/helpers/*.c))
+
+all: $(B)/libtnfctl.so.1 $(B)/libtnfctl.so $(B)/libtnfprobe.so.1 $(B)/tnfctl-follow \
+	$(B)/demo/tnfdemo $(B)/demo/libtnfdemo_plugin.so $(B)/tnfctl.pc
+
+$(B)/%.o: %.c | $(B)/tnfctl.skel.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
+
+$(B)/tnfctl.bpf.o: bpf/tnfctl.bpf.c bpf/tnfctl_events.h vmlinux/$(ARCH)/vmlinux.h
+	@mkdir -p $(B)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+		-Ivmlinux/$(ARCH) -Ibpf -c $< -o $@
+
+$(B)/tnfctl.skel.h: $(B)/tnfctl.bpf.o
+	$(BPFTOOL) gen skeleton $< name tnfctl_bpf > $@.tmp && mv $@.tmp $@
+
+$(B)/libtnfctl.so.1: $(CTL_OBJS) src/libtnfctl/libtnfctl.map
+	$(CC) -shared -Wl,-soname,libtnfctl.so.1 -Wl,--version-script=src/libtnfctl/libtnfctl.map \
+		-Wl,-z,defs -o $@ $(CTL_OBJS) $(LIBS_CTL)
+
+$(B)/libtnfctl.so: $(B)/libtnfctl.so.1
+	ln -sf libtnfctl.so.1 $@
+
+$(B)/libtnfprobe.so.1: src/libtnfprobe/tnfprobe.c src/libtnfprobe/libtnfprobe.map
+	@mkdir -p $(B)
+	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libtnfprobe.so.1 \
+		-Wl,--version-script=src/libtnfprobe/libtnfprobe.map -Wl,-z,defs -o $@ $<
+
+$(B)/tnfctl-follow: examples/tnfctl-follow.c include/tnf/tnfctl.h $(B)/libtnfctl.so
+	$(CC) $(CFLAGS) -o $@ $< -L$(B) -ltnfctl -lpthread -Wl,-rpath,'$$ORIGIN'
+
+# The bundled demo: forks, execs, dlopens and runs threads.
+$(B)/demo/tnfdemo: examples/demo/tnfdemo.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -ldl -lpthread
+
+$(B)/demo/libtnfdemo_plugin.so: examples/demo/plugin.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared -o $@ $<
+
+$(B)/tnfctl.pc: tnfctl.pc.in
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# ---- tests ----------------------------------------------------------------
+$(B)/tests/%: tests/%.c tests/testlib.h $(B)/libtnfctl.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests -o $@ $< -L$(B) -ltnfctl $(LIBS_TEST) -Wl,-rpath,'$$ORIGIN/..'
+
+$(B)/tests/helpers/static_prog: tests/helpers/static_prog.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -static -o $@ $<
+
+$(B)/tests/helpers/%: tests/helpers/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -ldl -lpthread
+
+tests: all $(TEST_BINS) $(TEST_HELPERS)
+
+check: tests
+	B=$(B) tests/run-tests
+
+bench: all
+	bench/follow-true-loop
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCDIR)/tnf \
+		$(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 0755 $(B)/libtnfctl.so.1 $(B)/libtnfprobe.so.1 $(DESTDIR)$(LIBDIR)/
+	ln -sf libtnfctl.so.1 $(DESTDIR)$(LIBDIR)/libtnfctl.so
+	install -m 0644 include/tnf/tnfctl.h $(DESTDIR)$(INCDIR)/tnf/
+	install -m 0644 $(B)/tnfctl.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	$(CC) $(CFLAGS) -o $(DESTDIR)$(BINDIR)/tnfctl-follow examples/tnfctl-follow.c \
+		-L$(B) -ltnfctl -lpthread -Wl,-rpath,$(LIBDIR)
+
+vmlinux:
+	@mkdir -p vmlinux/$(ARCH)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v vmlinux.h)
+
+clean:
+	rm -rf $(B)
+
+.PHONY: all tests check bench install vmlinux format clean
+.SECONDARY:
+
+-include $(CTL_OBJS:.o=.d)

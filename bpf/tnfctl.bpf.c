@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Kernel side of libtnfctl's event capture (DESIGN §2.1).
+ *
+ * Tracked processes live in the `tracked` map (filled by the tracer helper,
+ * and in the kernel for fork children).  Untracked processes cost one map
+ * lookup.  Every record that stops a thread is submitted before the stop can
+ * be observed (the stop happens on the return to user space), so the helper
+ * always finds the record when it sees the SIGSTOP.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "tnfctl_events.h"
+
+#define SIGSTOP 19
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set by the helper before load: send the fork child's SIGSTOP with the kfunc. */
+const volatile bool use_kfunc = false;
+
+extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type,
+				u64 value) __ksym __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, u32);
+	__type(value, struct tnf_tgid_state);
+} tracked SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, u32);
+	__type(value, struct tnf_dl_arg);
+} dl_args SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u64);
+} lost SEC(".maps");
+
+/* Scratch for building a dl_args value (too big for comfort on the stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct tnf_dl_arg);
+} scratch SEC(".maps");
+
+__u64 seq;
+
+static struct tnf_rec *rec_reserve(u32 kind, u32 tgid, u32 tid)
+{
+	struct tnf_rec *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	u32 zero = 0;
+
+	if (!r) {
+		u64 *n = bpf_map_lookup_elem(&lost, &zero);
+
+		if (n)
+			*n += 1;
+		return NULL;
+	}
+	r->seq = __sync_fetch_and_add(&seq, 1);
+	r->time_ns = bpf_ktime_get_ns();
+	r->kind = kind;
+	r->flags = 0;
+	r->tgid = tgid;
+	r->tid = tid;
+	r->child = 0;
+	r->old_tid = 0;
+	r->exit_code = 0;
+	r->pad = 0;
+	r->path[0] = '\0';
+	return r;
+}
+
+static bool stop_current(void)
+{
+	return bpf_send_signal_thread(SIGSTOP) == 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	u32 ptgid = parent->tgid, ctgid = child->tgid;
+	struct tnf_tgid_state *st, cst = {};
+	struct tnf_rec *r;
+	u32 flags;
+
+	if (ptgid == ctgid)
+		return 0; /* a new thread, not a fork */
+	st = bpf_map_lookup_elem(&tracked, &ptgid);
+	if (!st || !(st->flags & TNF_F_ARMED))
+		return 0;
+	flags = st->flags;
+	r = rec_reserve(TNF_REC_FORK, ptgid, parent->pid);
+	if (!r)
+		return 0;
+	r->child = ctgid;
+	if (child->mm == parent->mm)
+		r->flags |= TNF_RF_VFORK;
+	if (flags & TNF_F_FOLLOW) {
+		cst.r_state_addr = st->r_state_addr;
+		if (bpf_map_update_elem(&tracked, &ctgid, &cst, BPF_ANY) == 0)
+			r->flags |= TNF_RF_CHILD_TRACKED;
+	}
+	if (!(flags & TNF_F_FOLLOW) || !(flags & TNF_F_PTRACE_FORK)) {
+		if (stop_current())
+			r->flags |= TNF_RF_STOPPED;
+	}
+	if ((r->flags & TNF_RF_CHILD_TRACKED) && !(flags & TNF_F_PTRACE_FORK) && use_kfunc &&
+	    bpf_send_signal_task) {
+		if (bpf_send_signal_task(child, SIGSTOP, PIDTYPE_TGID, 0) == 0)
+			r->flags |= TNF_RF_CHILD_STOPPED;
+	}
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	u32 tgid = p->tgid;
+	struct tnf_tgid_state *st;
+	struct tnf_rec *r;
+
+	st = bpf_map_lookup_elem(&tracked, &tgid);
+	if (!st || !(st->flags & TNF_F_ARMED))
+		return 0;
+	st->rtld_pending = 0;
+	st->r_state_addr = 0;
+	r = rec_reserve(TNF_REC_EXEC, tgid, p->pid);
+	if (!r)
+		return 0;
+	r->old_tid = old_pid;
+	bpf_probe_read_kernel_str(r->path, sizeof(r->path), BPF_CORE_READ(bprm, filename));
+	if (stop_current())
+		r->flags |= TNF_RF_STOPPED;
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	u32 tgid = p->tgid, tid = p->pid;
+	struct tnf_rec *r;
+
+	if (!bpf_map_lookup_elem(&tracked, &tgid))
+		return 0;
+	bpf_map_delete_elem(&dl_args, &tid);
+	/* One record per process: only the last thread to leave reports. */
+	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+		return 0;
+	r = rec_reserve(TNF_REC_EXIT, tgid, tid);
+	if (!r)
+		return 0;
+	r->exit_code = p->exit_code;
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+static int save_dl_arg(const void *user_str)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	u32 tgid = id >> 32, tid = (u32)id, zero = 0;
+	struct tnf_dl_arg *a;
+
+	if (!bpf_map_lookup_elem(&tracked, &tgid))
+		return 0;
+	a = bpf_map_lookup_elem(&scratch, &zero);
+	if (!a)
+		return 0;
+	a->path[0] = '\0';
+	a->notified = 0;
+	if (user_str)
+		bpf_probe_read_user_str(a->path, sizeof(a->path), user_str);
+	bpf_map_update_elem(&dl_args, &tid, a, BPF_ANY);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(on_dlopen, const char *file)
+{
+	return save_dl_arg(file);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(on_dlclose, void *handle)
+{
+	const char *name = NULL;
+
+	/* struct link_map: l_addr at 0, l_name at 8 (x86_64). */
+	if (handle)
+		bpf_probe_read_user(&name, sizeof(name), (char *)handle + 8);
+	return save_dl_arg(name);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(on_dl_debug_state)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	u32 tgid = id >> 32, tid = (u32)id, kind;
+	struct tnf_tgid_state *st;
+	struct tnf_dl_arg *a;
+	struct tnf_rec *r;
+	int state = -1;
+
+	st = bpf_map_lookup_elem(&tracked, &tgid);
+	if (!st || !st->r_state_addr)
+		return 0;
+	if (bpf_probe_read_user(&state, sizeof(state), (void *)st->r_state_addr))
+		return 0;
+	if (state == 1 || state == 2) { /* RT_ADD, RT_DELETE */
+		st->rtld_pending = state;
+		return 0;
+	}
+	if (state != 0)
+		return 0;
+	if (st->flags & TNF_F_STOP_SYNC) {
+		kind = TNF_REC_SYNC;
+		st->flags &= ~TNF_F_STOP_SYNC;
+	} else if (st->rtld_pending && (st->flags & TNF_F_ARMED)) {
+		kind = st->rtld_pending == 1 ? TNF_REC_DLOPEN : TNF_REC_DLCLOSE;
+	} else {
+		st->rtld_pending = 0;
+		return 0;
+	}
+	st->rtld_pending = 0;
+	r = rec_reserve(kind, tgid, tid);
+	if (!r)
+		return 0;
+	a = bpf_map_lookup_elem(&dl_args, &tid);
+	if (a && kind != TNF_REC_SYNC) {
+		bpf_probe_read_kernel_str(r->path, sizeof(r->path), a->path);
+		a->notified = 1;
+	}
+	if (stop_current())
+		r->flags |= TNF_RF_STOPPED;
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+/*
+ * A dlopen of an object already loaded (or a dlclose that unloads nothing)
+ * makes rtld report nothing; Solaris still reported the event, so report it
+ * at the return of the call.
+ */
+static int dl_return(u32 kind, bool ok)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	u32 tgid = id >> 32, tid = (u32)id;
+	struct tnf_tgid_state *st;
+	struct tnf_dl_arg *a;
+	struct tnf_rec *r;
+
+	a = bpf_map_lookup_elem(&dl_args, &tid);
+	if (!a)
+		return 0;
+	st = bpf_map_lookup_elem(&tracked, &tgid);
+	if (st && (st->flags & TNF_F_ARMED) && ok && !a->notified) {
+		r = rec_reserve(kind, tgid, tid);
+		if (r) {
+			bpf_probe_read_kernel_str(r->path, sizeof(r->path), a->path);
+			if (stop_current())
+				r->flags |= TNF_RF_STOPPED;
+			bpf_ringbuf_submit(r, 0);
+		}
+	}
+	bpf_map_delete_elem(&dl_args, &tid);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(on_dlopen_ret, void *ret)
+{
+	return dl_return(TNF_REC_DLOPEN, ret != NULL);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(on_dlclose_ret, long ret)
+{
+	return dl_return(TNF_REC_DLCLOSE, ret == 0);
+}

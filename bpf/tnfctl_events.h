@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Layout shared by bpf/tnfctl.bpf.c and the tracer helper (events.c). */
+#ifndef TNFCTL_EVENTS_H
+#define TNFCTL_EVENTS_H
+
+#define TNF_PATH_MAX 256
+
+/* Record kinds in the ring buffer. */
+enum tnf_rec_kind {
+	TNF_REC_FORK = 1,
+	TNF_REC_EXEC,
+	TNF_REC_EXIT,
+	TNF_REC_DLOPEN,
+	TNF_REC_DLCLOSE,
+	TNF_REC_SYNC, /* first consistent link map after exec (rtld sync point) */
+};
+
+/* Per-tgid flags in the tracked map, written by the tracer helper. */
+enum tnf_tgid_flags {
+	TNF_F_ARMED = 1 << 0,	  /* a tnfctl_continue is in progress: stop on events */
+	TNF_F_FOLLOW = 1 << 1,	  /* track and stop fork children */
+	TNF_F_STOP_SYNC = 1 << 2, /* stop at the next RT_CONSISTENT (start-up) */
+	TNF_F_PTRACE_FORK = 1 << 3, /* fork stops come from ptrace options */
+};
+
+/* Record flags. */
+enum tnf_rec_flags {
+	TNF_RF_STOPPED = 1 << 0,       /* SIGSTOP sent to tid */
+	TNF_RF_CHILD_STOPPED = 1 << 1, /* SIGSTOP sent to the fork child */
+	TNF_RF_VFORK = 1 << 2,	       /* child shares the parent's mm */
+	TNF_RF_CHILD_TRACKED = 1 << 3, /* child added to the tracked map */
+};
+
+struct tnf_tgid_state {
+	unsigned int flags;
+	unsigned int rtld_pending; /* 1: RT_ADD seen, 2: RT_DELETE seen */
+	unsigned long long r_state_addr; /* &_r_debug.r_state in the target */
+};
+
+struct tnf_rec {
+	unsigned long long seq;
+	unsigned long long time_ns; /* bpf_ktime_get_ns: CLOCK_MONOTONIC */
+	unsigned int kind;
+	unsigned int flags;
+	int tgid;
+	int tid;
+	int child;    /* FORK: child tgid */
+	int old_tid;  /* EXEC: tid before exec */
+	int exit_code; /* EXIT: kernel exit code (status << 8 | signal) */
+	int pad;
+	char path[TNF_PATH_MAX]; /* EXEC filename, DLOPEN/DLCLOSE object */
+};
+
+/* Per-tid pending dlopen/dlclose argument, set by the libc entry uprobes. */
+struct tnf_dl_arg {
+	char path[TNF_PATH_MAX];
+	unsigned int notified; /* rtld reported a link-map change during this call */
+	unsigned int pad;
+};
+
+#endif

@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * tnfctl-follow - follow a process tree with libtnfctl and print its events.
+ *
+ *	tnfctl-follow [-o FILE] -- CMD [ARGS...]
+ *	tnfctl-follow [-o FILE] -p PID
+ *
+ * Starts CMD under control (tnfctl_exec_open) or attaches to PID
+ * (tnfctl_pid_open), then follows every process of the tree and prints one
+ * line per event: milliseconds since start, pid, event, details.  It exits
+ * with the root's status (128+N if a signal N killed it; 1 if the root could
+ * not be followed to its end) once every followed process has ended, or with
+ * 128+N after detaching on SIGINT, SIGTERM or SIGHUP.  Built only on the
+ * public API of <tnf/tnfctl.h>:
+ *
+ *	cc -o tnfctl-follow tnfctl-follow.c $(pkg-config --cflags --libs tnfctl) -lpthread
+ *
+ * How it works:
+ *  - One thread per handle, looping on tnfctl_continue().  A FORK hands the
+ *    child's handle to a new thread.  An EXEC is followed by the documented
+ *    dance: close the handle with SUSPEND, then tnfctl_pid_open() the pid.
+ *  - SIGINT, SIGTERM and SIGHUP detach: their handler records the signal in
+ *    stop_sig and wakes the main thread through a pipe.  The main thread
+ *    then sends SIGUSR1 (no-op handler, no SA_RESTART) to every follower, so
+ *    a blocked tnfctl_continue() returns TNFCTL_EVENT_EINTR.  A follower
+ *    that was between two calls sees stop_sig before its next one, and the
+ *    kick is repeated every KICK_MS until no follower is left, so none can be
+ *    missed.  Each follower closes its handle with RESUME: nothing is left
+ *    stopped, not even the root.
+ *  - These signals are caught, never blocked or ignored before the root is
+ *    started: tnfctl_exec_open() forks the target from the calling thread,
+ *    and exec keeps a blocked mask and ignored signals (it only resets
+ *    caught ones).  SIGPIPE is ignored once the root runs.
+ *  - The last follower to end writes to an eventfd that the main thread
+ *    polls together with the pipe: no busy waiting.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tnf/tnfctl.h>
+
+#define KICK_MS 50 /* how often followers are re-kicked while stopping */
+
+struct follower {
+	tnfctl_handle_t *h;
+	pid_t pid;
+	bool root; /* its exit status becomes ours */
+	pthread_t thread;
+	struct follower *next;
+};
+
+static FILE *out; /* event lines, written under out_lock */
+static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t start_ns;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* guards the next two */
+static struct follower *followers;			 /* live follower threads */
+static int root_status = -1;				 /* -1: not known (yet) */
+static int done_fd = -1;				 /* eventfd: all followers ended */
+static int wake_fd[2] = {-1, -1};			 /* self-pipe of on_term() */
+static atomic_int stop_sig;				 /* termination signal, 0 if none */
+
+static const char *const event_names[] = {
+	[TNFCTL_EVENT_EINTR] = "EINTR",	  [TNFCTL_EVENT_TARGGONE] = "TARGGONE",
+	[TNFCTL_EVENT_DLOPEN] = "DLOPEN", [TNFCTL_EVENT_DLCLOSE] = "DLCLOSE",
+	[TNFCTL_EVENT_EXEC] = "EXEC",	  [TNFCTL_EVENT_FORK] = "FORK",
+	[TNFCTL_EVENT_EXIT] = "EXIT",
+};
+
+__attribute__((format(printf, 1, 2))) static void msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	flockfile(stderr);
+	fputs("tnfctl-follow: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	funlockfile(stderr);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Print the event tnfctl_continue() just returned; @info receives its details. */
+static void print_event(struct follower *f, tnfctl_event_t evt, tnfctl_event_info_t *info)
+{
+	char details[sizeof(info->path) + 64] = "";
+
+	if (tnfctl_event_info_get(f->h, info) != TNFCTL_ERR_NONE) {
+		memset(info, 0, sizeof(*info));
+		info->pid = f->pid;
+		info->time_ns = now_ns();
+	}
+	pthread_mutex_lock(&out_lock); /* also covers strsignal()'s buffer */
+	switch (evt) {
+	case TNFCTL_EVENT_FORK:
+		snprintf(details, sizeof(details), "child %d", info->child_pid);
+		break;
+	case TNFCTL_EVENT_EXEC:
+	case TNFCTL_EVENT_DLOPEN:
+	case TNFCTL_EVENT_DLCLOSE:
+		snprintf(details, sizeof(details), "%s", info->path);
+		break;
+	case TNFCTL_EVENT_EXIT:
+		snprintf(details, sizeof(details), "status %d", info->exit_status);
+		break;
+	case TNFCTL_EVENT_TARGGONE:
+		snprintf(details, sizeof(details), "signal %d (%s)", info->term_signal,
+			 strsignal(info->term_signal));
+		break;
+	default:
+		break;
+	}
+	fprintf(out, "%10.3f %7d %-8s %s\n", (double)(int64_t)(info->time_ns - start_ns) / 1e6,
+		info->pid, event_names[evt], details);
+	fflush(out);
+	pthread_mutex_unlock(&out_lock);
+}
+
+static void *follow(void *arg);
+
+/* Serve @h (pid @pid) from a new thread; on failure detach from it. */
+static int spawn(tnfctl_handle_t *h, pid_t pid, bool root)
+{
+	struct follower *f = calloc(1, sizeof(*f));
+	pthread_attr_t attr;
+	int err = ENOMEM;
+
+	if (f) {
+		*f = (struct follower){.h = h, .pid = pid, .root = root};
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		/* Linked under the lock, so the thread cannot unlink itself first. */
+		pthread_mutex_lock(&lock);
+		err = pthread_create(&f->thread, &attr, follow, f);
+		if (!err) {
+			f->next = followers;
+			followers = f;
+		}
+		pthread_mutex_unlock(&lock);
+		pthread_attr_destroy(&attr);
+	}
+	if (err) {
+		msg("pid %d: cannot follow: %s", pid, strerror(err));
+		tnfctl_close(h, TNFCTL_TARG_RESUME);
+		free(f);
+	}
+	return err;
+}
+
+/* After an EXEC: hand the process over to a new handle on the new image. */
+static bool reopen(struct follower *f)
+{
+	tnfctl_trace_attrs_t attrs;
+	tnfctl_errcode_t err;
+	pid_t pid = f->pid;
+
+	if (tnfctl_trace_attrs_get(f->h, &attrs) == TNFCTL_ERR_NONE)
+		pid = attrs.targ_pid;
+	if (atomic_load(&stop_sig)) { /* detaching anyway */
+		tnfctl_close(f->h, TNFCTL_TARG_RESUME);
+		return false;
+	}
+	tnfctl_close(f->h, TNFCTL_TARG_SUSPEND);
+	err = tnfctl_pid_open(pid, &f->h);
+	if (err != TNFCTL_ERR_NONE) {
+		kill(pid, SIGCONT); /* end the stop our SUSPEND left it in */
+		msg("pid %d: no longer followed after exec: %s", pid, tnfctl_strerror(err));
+		return false;
+	}
+	f->pid = pid;
+	return true;
+}
+
+static void *follow(void *arg)
+{
+	struct follower *f = arg, **p;
+	tnfctl_event_info_t info;
+	tnfctl_handle_t *child;
+	tnfctl_errcode_t err;
+	tnfctl_event_t evt;
+
+	for (;;) {
+		if (atomic_load(&stop_sig)) {
+			tnfctl_close(f->h, TNFCTL_TARG_RESUME);
+			break;
+		}
+		child = NULL;
+		err = tnfctl_continue(f->h, &evt, &child);
+		if (err != TNFCTL_ERR_NONE) {
+			msg("pid %d: %s; detached", f->pid, tnfctl_strerror(err));
+			tnfctl_close(f->h, TNFCTL_TARG_RESUME);
+			break;
+		}
+		if (evt == TNFCTL_EVENT_EINTR)
+			continue; /* stop_sig is checked at the top */
+		print_event(f, evt, &info);
+		if (evt == TNFCTL_EVENT_FORK && child) {
+			spawn(child, info.child_pid, false);
+		} else if (evt == TNFCTL_EVENT_EXEC) {
+			if (!reopen(f))
+				break;
+		} else if (evt == TNFCTL_EVENT_EXIT || evt == TNFCTL_EVENT_TARGGONE) {
+			if (f->root) {
+				pthread_mutex_lock(&lock);
+				root_status = evt == TNFCTL_EVENT_EXIT ? info.exit_status
+								       : 128 + info.term_signal;
+				pthread_mutex_unlock(&lock);
+			}
+			tnfctl_close(f->h, TNFCTL_TARG_DEFAULT);
+			break;
+		}
+	}
+
+	pthread_mutex_lock(&lock);
+	for (p = &followers; *p != f; p = &(*p)->next)
+		;
+	*p = f->next;
+	if (!followers)
+		eventfd_write(done_fd, 1);
+	pthread_mutex_unlock(&lock);
+	free(f);
+	return NULL;
+}
+
+static void on_sigusr1(int sig)
+{
+	(void)sig; /* only there to interrupt tnfctl_continue() */
+}
+
+/* SIGINT, SIGTERM, SIGHUP: async-signal-safe, whichever thread runs it. */
+static void on_term(int sig)
+{
+	int saved_errno = errno, none = 0;
+	ssize_t n;
+
+	atomic_compare_exchange_strong(&stop_sig, &none, sig); /* the first one wins */
+	n = write(wake_fd[1], "", 1);
+	(void)n; /* a full pipe is already readable */
+	errno = saved_errno;
+}
+
+/* Wait for all followers to end; returns the termination signal taken, or 0. */
+static int wait_all(void)
+{
+	struct pollfd pfd[2] = {{.fd = done_fd, .events = POLLIN},
+				{.fd = wake_fd[0], .events = POLLIN}};
+	struct follower *f;
+	char buf[64];
+
+	for (;;) {
+		if (poll(pfd, 2, atomic_load(&stop_sig) ? KICK_MS : -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			msg("poll: %s", strerror(errno));
+			exit(1);
+		}
+		if (pfd[0].revents & POLLIN)
+			return atomic_load(&stop_sig);
+		if (pfd[1].revents & POLLIN)
+			while (read(wake_fd[0], buf, sizeof(buf)) > 0)
+				;
+		if (!atomic_load(&stop_sig))
+			continue;
+		pthread_mutex_lock(&lock);
+		for (f = followers; f; f = f->next)
+			pthread_kill(f->thread, SIGUSR1);
+		pthread_mutex_unlock(&lock);
+	}
+}
+
+static void usage(FILE *fp, int status)
+{
+	fputs("usage: tnfctl-follow [-o FILE] -- CMD [ARGS...]\n"
+	      "       tnfctl-follow [-o FILE] -p PID\n"
+	      "Follow CMD (or process PID) and every process it creates, one line per event.\n"
+	      "  -o, --output FILE  write the events to FILE instead of stdout\n"
+	      "  -p, --pid PID      attach to a running process\n"
+	      "  -h, --help         print this help\n",
+	      fp);
+	exit(status);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"pid", required_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *out_path = NULL, *pid_arg = NULL, *name;
+	struct sigaction sa = {.sa_flags = 0}; /* no SA_RESTART */
+	tnfctl_trace_attrs_t attrs;
+	tnfctl_errcode_t err;
+	tnfctl_handle_t *h;
+	pid_t pid = 0;
+	int c, fd, sig, status;
+	char *end;
+	long v;
+
+	start_ns = now_ns();
+	while ((c = getopt_long(argc, argv, "+ho:p:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout, 0);
+			break;
+		case 'o':
+			out_path = optarg;
+			break;
+		case 'p':
+			pid_arg = optarg;
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v <= 0 || v > INT_MAX)
+				usage(stderr, 2);
+			pid = (pid_t)v;
+			break;
+		default:
+			usage(stderr, 2);
+		}
+	}
+	if (!pid == (optind == argc)) /* exactly one of -p PID and CMD */
+		usage(stderr, 2);
+
+	out = stdout;
+	if (out_path) {
+		fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0 || !(out = fdopen(fd, "w"))) {
+			msg("%s: %s", out_path, strerror(errno));
+			return 1;
+		}
+	}
+
+	done_fd = eventfd(0, EFD_CLOEXEC);
+	if (done_fd < 0 || pipe2(wake_fd, O_CLOEXEC | O_NONBLOCK)) {
+		msg("eventfd/pipe: %s", strerror(errno));
+		return 1;
+	}
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_sigusr1;
+	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_handler = on_term;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	if (pid) {
+		name = pid_arg;
+		err = tnfctl_pid_open(pid, &h);
+	} else {
+		name = argv[optind];
+		err = tnfctl_exec_open(name, &argv[optind], NULL, NULL, NULL, &h);
+	}
+	if (err != TNFCTL_ERR_NONE) {
+		msg("%s: %s", name, tnfctl_strerror(err));
+		return err == TNFCTL_ERR_FILENOTFOUND ? 127 : err == TNFCTL_ERR_ACCES ? 126 : 1;
+	}
+	/* Only now: an ignored SIGPIPE would have been inherited across the exec. */
+	signal(SIGPIPE, SIG_IGN);
+	if (tnfctl_trace_attrs_get(h, &attrs) == TNFCTL_ERR_NONE)
+		pid = attrs.targ_pid;
+	if (spawn(h, pid, true))
+		return 1;
+
+	sig = wait_all();
+	if (tnfctl_events_lost())
+		msg("%llu kernel event records lost", (unsigned long long)tnfctl_events_lost());
+	if (fflush(out) || ferror(out))
+		msg("%s: write error", out_path ? out_path : "stdout");
+	pthread_mutex_lock(&lock);
+	status = sig ? 128 + sig : root_status >= 0 ? root_status : 1;
+	pthread_mutex_unlock(&lock);
+	return status;
+}

@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * <tnf/tnfctl.h> - TNF probe and process control (libtnfctl for Linux).
+ *
+ * Source compatible with the Solaris <tnf/tnfctl.h>: same type names, enum
+ * values and argument order.  Link with -ltnfctl (pkg-config tnfctl).
+ *
+ * Every function is MT-Safe: independent handles may be used at the same
+ * time from different threads, and a handle may be passed between threads
+ * (one thread at a time per handle).  A tnfctl_continue() blocked on one
+ * handle never blocks calls on another.
+ *
+ * Linux notes common to all process-control functions:
+ *  - Events are captured in the kernel by BPF programs; ptrace is used only
+ *    to stop and resume.  The controller therefore needs root, or
+ *    CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE.  Without them every open fails
+ *    with TNFCTL_ERR_ACCES.
+ *  - On the first open the library starts one helper process (the tracer)
+ *    that owns the BPF object and all ptrace state.  It ends when the last
+ *    handle is closed.  If the controller dies, the helper resumes every
+ *    attached target and kills every exec_open'd target not yet released,
+ *    so no process is ever left stopped.
+ *  - A target is only ever controlled if the caller could ptrace it.
+ */
+#ifndef _TNF_TNFCTL_H
+#define _TNF_TNFCTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Name of the in-target runtime that every controlled process must map. */
+#define TNFCTL_LIBTNFPROBE "libtnfprobe.so.1"
+
+/* Solaris basic types that glibc lacks. */
+#ifndef _TNF_BOOLEAN_T_DEFINED
+#define _TNF_BOOLEAN_T_DEFINED
+typedef enum { B_FALSE = 0, B_TRUE = 1 } boolean_t;
+#endif
+#ifndef _TNF_UINT_T_DEFINED
+#define _TNF_UINT_T_DEFINED
+typedef unsigned int uint_t;
+#endif
+#ifndef _TNF_ULONG_T_DEFINED
+#define _TNF_ULONG_T_DEFINED
+typedef unsigned long ulong_t;
+#endif
+
+/* Opaque control handle. */
+typedef struct tnfctl_handle tnfctl_handle_t;
+
+/* Opaque probe handle (the probe functions arrive with the probes layer). */
+typedef struct tnfctl_probe_handle tnfctl_probe_t;
+
+/* State of the target's trace buffer. */
+typedef enum {
+	TNFCTL_BUF_OK,	  /* a trace file is mapped and being written */
+	TNFCTL_BUF_NONE,  /* no trace file yet */
+	TNFCTL_BUF_BROKEN /* tracing failed in the target */
+} tnfctl_bufstate_t;
+
+/* Trace attributes, see tnfctl_trace_attrs_get(). */
+typedef struct tnfctl_trace_attrs {
+	pid_t targ_pid;			  /* target process id (tgid) */
+	const char *trace_file_name;	  /* absolute path, or NULL if none */
+	size_t trace_buf_size;		  /* bytes; 0 when there is no file */
+	size_t trace_min_size;		  /* bytes; smallest size buffer_alloc accepts */
+	tnfctl_bufstate_t trace_buf_state; /* see tnfctl_bufstate_t */
+	boolean_t trace_state;		  /* process-wide tracing switch */
+	boolean_t filter_state;		  /* kernel mode only; always B_FALSE */
+	long pad;
+} tnfctl_trace_attrs_t;
+
+/* Probe state, filled by tnfctl_probe_state_get() (probes layer). */
+typedef struct tnfctl_probe_state {
+	ulong_t id;
+	const char *attr_string;
+	boolean_t enabled;
+	boolean_t traced;
+	boolean_t new_probe;
+	const char *obj_name;
+	const char *const *func_names;
+	const uintptr_t *func_addrs;
+	void *client_registered_data;
+	long pad;
+} tnfctl_probe_state_t;
+
+/* Error codes, in the Solaris order (the values are part of the ABI). */
+typedef enum {
+	TNFCTL_ERR_NONE = 0,	 /* success */
+	TNFCTL_ERR_ACCES,	 /* permission denied */
+	TNFCTL_ERR_NOTARGET,	 /* target finished (never returned) */
+	TNFCTL_ERR_ALLOCFAIL,	 /* memory allocation failure */
+	TNFCTL_ERR_INTERNAL,	 /* internal error */
+	TNFCTL_ERR_SIZETOOSMALL, /* requested trace size too small */
+	TNFCTL_ERR_SIZETOOBIG,	 /* requested trace size too big */
+	TNFCTL_ERR_BADARG,	 /* bad argument */
+	TNFCTL_ERR_NOTDYNAMIC,	 /* target is not a dynamic executable */
+	TNFCTL_ERR_NOLIBTNFPROBE, /* libtnfprobe.so.1 not mapped in target */
+	TNFCTL_ERR_BUFBROKEN,	 /* tracing broken in the target */
+	TNFCTL_ERR_BUFEXISTS,	 /* a trace buffer already exists */
+	TNFCTL_ERR_NOBUF,	 /* no trace buffer */
+	TNFCTL_ERR_BADDEALLOC,	 /* cannot deallocate buffer */
+	TNFCTL_ERR_NOPROCESS,	 /* no such target process */
+	TNFCTL_ERR_FILENOTFOUND, /* file not found */
+	TNFCTL_ERR_BUSY,	 /* target already controlled */
+	TNFCTL_ERR_INVALIDPROBE, /* probe no longer valid */
+	TNFCTL_ERR_USR1,	 /* reserved for client callbacks */
+	TNFCTL_ERR_USR2,
+	TNFCTL_ERR_USR3,
+	TNFCTL_ERR_USR4,
+	TNFCTL_ERR_USR5
+} tnfctl_errcode_t;
+
+/* Why tnfctl_continue() returned. */
+typedef enum {
+	TNFCTL_EVENT_EINTR,    /* a signal interrupted the caller */
+	TNFCTL_EVENT_TARGGONE, /* target ended without calling exit */
+	TNFCTL_EVENT_DLOPEN,   /* target mapped a new object */
+	TNFCTL_EVENT_DLCLOSE,  /* target unmapped an object */
+	TNFCTL_EVENT_EXEC,     /* target exec'd a new image */
+	TNFCTL_EVENT_FORK,     /* target created a process */
+	TNFCTL_EVENT_EXIT      /* target called exit */
+} tnfctl_event_t;
+
+/* What tnfctl_close() does to the target. */
+typedef enum {
+	TNFCTL_TARG_DEFAULT, /* kill if started by exec_open, else resume */
+	TNFCTL_TARG_KILL,    /* kill the target */
+	TNFCTL_TARG_RESUME,  /* detach and let it run */
+	TNFCTL_TARG_SUSPEND  /* detach and leave it stopped */
+} tnfctl_targ_op_t;
+
+/* Indirect mode (tnfctl_indirect_open, probes layer). */
+typedef struct tnfctl_ind_obj_info {
+	int objfd;		/* -1 if not available */
+	uintptr_t text_base;	/* load address of the text */
+	uintptr_t data_base;	/* load address of the data */
+	const char *objname;	/* absolute path of the object */
+} tnfctl_ind_obj_info_t;
+
+typedef int tnfctl_ind_obj_f(void *, const struct tnfctl_ind_obj_info *, void *);
+
+typedef struct tnfctl_ind_config {
+	int (*p_read)(void *, uintptr_t, void *, size_t);
+	int (*p_write)(void *, uintptr_t, void *, size_t);
+	pid_t (*p_getpid)(void *);
+	int (*p_obj_iter)(void *, tnfctl_ind_obj_f *, void *);
+} tnfctl_ind_config_t;
+
+/*
+ * tnfctl_strerror - message for an error code (libtnfctl(3TNF)).
+ * @err: any value; codes outside the enum get "unknown error code".
+ * Returns a static string; never NULL, never to be freed.
+ */
+const char *tnfctl_strerror(tnfctl_errcode_t err);
+
+/*
+ * tnfctl_pid_open - attach to a running process (tnfctl_pid_open(3TNF)).
+ * @pid:    the target's process id (tgid).
+ * @retval: receives the new handle; owned by the caller until
+ *          tnfctl_close().  Untouched on error.
+ *
+ * On success every thread of the target is in a ptrace-stop.  A process
+ * left stopped right after an exec (tnfctl_close(h, TNFCTL_TARG_SUSPEND)
+ * after TNFCTL_EVENT_EXEC) is first run to its rtld sync point: all start-up
+ * objects mapped, no constructor and no main run.  A process in a
+ * job-control stop is attached and its stop ended (it is the handle that
+ * holds it now).
+ *
+ * Errors:
+ *  TNFCTL_ERR_BADARG        @pid is the caller's own process, or NULL @retval.
+ *  TNFCTL_ERR_NOPROCESS     no such process, or it died during the attach.
+ *  TNFCTL_ERR_BUSY          another tracer holds it (TracerPid), or another
+ *                           handle of this process does.
+ *  TNFCTL_ERR_ACCES         ptrace refused, or no BPF privileges.
+ *  TNFCTL_ERR_NOTDYNAMIC    the executable has no PT_INTERP/PT_DYNAMIC.
+ *  TNFCTL_ERR_NOLIBTNFPROBE libtnfprobe.so.1 is not mapped (target resumed).
+ *  TNFCTL_ERR_ALLOCFAIL     out of memory.
+ *  TNFCTL_ERR_INTERNAL      anything else (the target is resumed).
+ */
+tnfctl_errcode_t tnfctl_pid_open(pid_t pid, tnfctl_handle_t **retval);
+
+/*
+ * tnfctl_exec_open - start a program under control (tnfctl_pid_open(3TNF)).
+ * @pgmname: program; searched on $PATH when it contains no '/'.
+ * @argv:    NULL-terminated argument vector (argv[0] should name @pgmname).
+ * @envp:    environment, used verbatim, or NULL to inherit the caller's with
+ *           LD_PRELOAD set to "[old] [libtnfprobe_path/]libtnfprobe.so.1
+ *           [ld_preload]".
+ * @ld_preload: space-separated extra libraries to preload, or NULL.
+ * @libtnfprobe_path: directory holding libtnfprobe.so.1, or NULL for the
+ *           directory of the loaded libtnfctl.so.1.
+ * @retval:  receives the handle; owned by the caller until tnfctl_close().
+ *
+ * All strings are copied; the caller keeps ownership.  The child inherits
+ * the caller's open file descriptors (those without FD_CLOEXEC), runs in
+ * its own process group, and is killed if the controller dies before the
+ * handle is closed with RESUME or SUSPEND.  On success the target is
+ * stopped at its rtld sync point: every start-up object mapped, no user
+ * code (no constructor, no main) run.
+ *
+ * Errors:
+ *  TNFCTL_ERR_BADARG        NULL @pgmname, @argv or @retval.
+ *  TNFCTL_ERR_FILENOTFOUND  @pgmname not found.
+ *  TNFCTL_ERR_ACCES         found but not executable, the program died
+ *                           before the sync point (missing library, bad
+ *                           format), or no BPF/ptrace privileges.
+ *  TNFCTL_ERR_NOTDYNAMIC    a static executable (checked before exec).
+ *  TNFCTL_ERR_NOLIBTNFPROBE libtnfprobe.so.1 not mapped (child killed).
+ *  TNFCTL_ERR_ALLOCFAIL     out of memory.
+ *  TNFCTL_ERR_INTERNAL      anything else (the child is killed).
+ */
+tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *const *envp,
+				  const char *ld_preload, const char *libtnfprobe_path,
+				  tnfctl_handle_t **retval);
+
+/*
+ * tnfctl_continue - run the target until an event (tnfctl_pid_open(3TNF)).
+ * @hndl:       a handle from tnfctl_pid_open/exec_open or a child handle.
+ * @evt:        receives the event (see below).
+ * @child_hndl: NULL to let children created by fork/vfork/clone run free
+ *              and untraced; else receives, on TNFCTL_EVENT_FORK, a handle
+ *              on the stopped child, owned by the caller (close it with
+ *              tnfctl_close; its DEFAULT resumes it).
+ *
+ * Resumes every thread and blocks until one of:
+ *  DLOPEN/DLCLOSE  the link map became consistent after an object was
+ *                  added/removed; the new object's constructors have not run.
+ *  EXEC            a successful execve; stopped before the new image's first
+ *                  instruction.  The handle is then only good for close;
+ *                  SUSPEND then tnfctl_pid_open() controls the new image.
+ *  FORK            parent stopped at the return of fork/vfork/clone
+ *                  (after a vfork with @child_hndl set, the parent thread
+ *                  counts as stopped while it waits in the kernel for the
+ *                  child to exec or exit).
+ *  EXIT            the target called exit/exit_group and is gone.
+ *  TARGGONE        the target ended another way (a signal).
+ *  EINTR           a signal interrupted the caller; the target is stopped.
+ * Signals sent to the target are delivered as if no one were watching.
+ * After EXIT and TARGGONE only tnfctl_close() is useful.
+ *
+ * Errors:
+ *  TNFCTL_ERR_BADARG     not a direct handle, NULL @evt, or the handle is
+ *                        past an EXEC/EXIT/TARGGONE event.
+ *  TNFCTL_ERR_NOPROCESS  the target was killed while stopped.
+ *  TNFCTL_ERR_INTERNAL   the tracer helper failed.
+ */
+tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *hndl, tnfctl_event_t *evt,
+				 tnfctl_handle_t **child_hndl);
+
+/*
+ * tnfctl_close - release a handle (tnfctl_close(3TNF)).
+ * @hndl: handle to free (NULL is accepted and does nothing).
+ * @targ_op: DEFAULT kills an exec_open'd target and resumes an attached one
+ *           (and child handles); KILL kills it and waits until it is gone;
+ *           RESUME detaches and lets it run; SUSPEND detaches and leaves it
+ *           in a job-control stop another controller can attach to.
+ * The handle is freed on success.  Nothing is left behind: no stopped
+ * thread, no BPF tracking of the target.
+ *
+ * Errors:
+ *  TNFCTL_ERR_BADARG    @targ_op is not one of the four (handle untouched).
+ *  TNFCTL_ERR_INTERNAL  the tracer helper failed (handle freed anyway).
+ */
+tnfctl_errcode_t tnfctl_close(tnfctl_handle_t *hndl, tnfctl_targ_op_t targ_op);
+
+/*
+ * tnfctl_trace_attrs_get - trace attributes (tnfctl_trace_attrs_get(3TNF)).
+ * @hndl: handle.  @attrs: filled on success (caller-owned).
+ * The values are those cached at the last stop; trace_file_name points into
+ * the handle and is valid until the next call on it.  Until the probes
+ * layer lands, trace_buf_state is TNFCTL_BUF_NONE, sizes are 0 and
+ * trace_file_name is NULL.
+ * Errors: TNFCTL_ERR_BADARG for a NULL argument.
+ */
+tnfctl_errcode_t tnfctl_trace_attrs_get(tnfctl_handle_t *hndl, tnfctl_trace_attrs_t *attrs);
+
+/*
+ * Kernel tracing (tnfctl_kernel_open(3TNF) and friends).  Kernel mode is
+ * not implemented on Linux yet: tnfctl_kernel_open() returns
+ * TNFCTL_ERR_FILENOTFOUND (as Solaris did without /dev/tnfctl), and the
+ * kernel-only functions return TNFCTL_ERR_BADARG for every (non-kernel)
+ * handle.
+ */
+tnfctl_errcode_t tnfctl_kernel_open(tnfctl_handle_t **retval);
+tnfctl_errcode_t tnfctl_buffer_dealloc(tnfctl_handle_t *hndl);
+tnfctl_errcode_t tnfctl_trace_state_set(tnfctl_handle_t *hndl, boolean_t on);
+tnfctl_errcode_t tnfctl_filter_state_set(tnfctl_handle_t *hndl, boolean_t on);
+tnfctl_errcode_t tnfctl_filter_list_get(tnfctl_handle_t *hndl, pid_t **pid_list, int *count);
+tnfctl_errcode_t tnfctl_filter_list_add(tnfctl_handle_t *hndl, pid_t pid);
+tnfctl_errcode_t tnfctl_filter_list_delete(tnfctl_handle_t *hndl, pid_t pid);
+
+/*
+ * ---------------------------------------------------------------------
+ * Linux extensions (not in Solaris).  Guarded so that strictly portable
+ * code can check for them.
+ * ---------------------------------------------------------------------
+ */
+#define TNFCTL_LINUX_EXTENSIONS 1
+
+/* Details of the last event tnfctl_continue() returned on a handle. */
+typedef struct tnfctl_event_info {
+	tnfctl_event_t event; /* the event itself */
+	pid_t pid;	      /* target tgid */
+	pid_t tid;	      /* thread that caused it (0 if unknown) */
+	uint64_t time_ns;     /* CLOCK_MONOTONIC when it happened, ns */
+	pid_t child_pid;      /* FORK: the new process */
+	int exit_status;      /* EXIT: the status passed to exit (0-255) */
+	int term_signal;      /* TARGGONE: the signal that ended it, else 0 */
+	char path[4096];      /* EXEC: new program; DLOPEN/DLCLOSE: object */
+} tnfctl_event_info_t;
+
+/*
+ * tnfctl_event_info_get - details of the last event (Linux extension).
+ * @hndl: a direct handle; @info: filled on success (caller-owned).
+ * Errors: TNFCTL_ERR_BADARG for NULL arguments or before any event.
+ */
+tnfctl_errcode_t tnfctl_event_info_get(tnfctl_handle_t *hndl, tnfctl_event_info_t *info);
+
+/*
+ * tnfctl_events_lost - kernel event records that could not be reserved in
+ * the ring buffer (Linux extension), as last reported by the tracer helper.
+ * A lost record never becomes a hang or a wrong event: the event is
+ * reported from ptrace state where possible, and counted here.
+ * The count is cumulative over the life of the calling process.
+ */
+uint64_t tnfctl_events_lost(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* _TNF_TNFCTL_H */

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Controller side of the tracer helper: starts it on the first open, hands it
+ * one socket per handle, and waits for it when the last handle is closed.
+ *
+ * All ptrace requests must come from the tracing thread, and waitpid() on
+ * tracees must not steal the application's own children, so the tracing is
+ * done by a helper process of our own (it also outlives a killed controller
+ * long enough to resume its targets, see tracer.c).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "internal.h"
+#include "tracer.h"
+
+static pthread_mutex_t agent_lock = PTHREAD_MUTEX_INITIALIZER;
+static int agent_sock = -1;
+static pid_t agent_pid;
+static unsigned int agent_users;
+static _Atomic uint64_t lost_seen;
+
+int tnf_client_socketpair(int sv[2])
+{
+	return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv);
+}
+
+static tnfctl_errcode_t agent_start(void)
+{
+	struct tnf_rep rep;
+	int sv[2];
+	pid_t pid;
+	ssize_t n;
+
+	if (tnf_client_socketpair(sv))
+		return TNFCTL_ERR_INTERNAL;
+	pid = fork();
+	if (pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return TNFCTL_ERR_ALLOCFAIL;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		_exit(tnf_tracer_main(sv[1]));
+	}
+	close(sv[1]);
+	n = tnf_recv(sv[0], &rep, sizeof(rep), NULL);
+	if (n != (ssize_t)sizeof(rep) || rep.err != TNFCTL_ERR_NONE) {
+		close(sv[0]);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		return n == (ssize_t)sizeof(rep) ? (tnfctl_errcode_t)rep.err : TNFCTL_ERR_INTERNAL;
+	}
+	agent_sock = sv[0];
+	agent_pid = pid;
+	return TNFCTL_ERR_NONE;
+}
+
+static tnfctl_errcode_t agent_get(void)
+{
+	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
+
+	pthread_mutex_lock(&agent_lock);
+	if (agent_users == 0)
+		err = agent_start();
+	if (err == TNFCTL_ERR_NONE)
+		agent_users++;
+	pthread_mutex_unlock(&agent_lock);
+	return err;
+}
+
+static void agent_put(void)
+{
+	pthread_mutex_lock(&agent_lock);
+	if (--agent_users == 0) {
+		close(agent_sock);
+		agent_sock = -1;
+		while (waitpid(agent_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	pthread_mutex_unlock(&agent_lock);
+}
+
+static struct tnfctl_handle *handle_alloc(int sock, pid_t pid)
+{
+	struct tnfctl_handle *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	pthread_mutex_init(&h->lock, NULL);
+	h->sock = sock;
+	h->pid = pid;
+	h->state = TNF_H_STOPPED;
+	h->attrs.targ_pid = pid;
+	h->attrs.trace_buf_state = TNFCTL_BUF_NONE;
+	return h;
+}
+
+tnfctl_errcode_t tnf_client_new_handle(struct tnfctl_handle **hp)
+{
+	struct tnf_req req = {.op = TNF_OP_NEW_HANDLE};
+	struct tnfctl_handle *h;
+	tnfctl_errcode_t err;
+	int sv[2];
+
+	err = agent_get();
+	if (err)
+		return err;
+	if (tnf_client_socketpair(sv)) {
+		agent_put();
+		return TNFCTL_ERR_INTERNAL;
+	}
+	h = handle_alloc(sv[0], 0);
+	if (!h || tnf_send(agent_sock, &req, sizeof(req), sv[1])) {
+		err = h ? TNFCTL_ERR_INTERNAL : TNFCTL_ERR_ALLOCFAIL;
+		free(h);
+		close(sv[0]);
+		close(sv[1]);
+		agent_put();
+		return err;
+	}
+	close(sv[1]);
+	*hp = h;
+	return TNFCTL_ERR_NONE;
+}
+
+/* A child handle: the helper already holds the other end of @sock. */
+tnfctl_errcode_t tnf_client_adopt(int sock, pid_t pid, struct tnfctl_handle **hp)
+{
+	struct tnfctl_handle *h = handle_alloc(sock, pid);
+
+	if (!h)
+		return TNFCTL_ERR_ALLOCFAIL;
+	pthread_mutex_lock(&agent_lock);
+	agent_users++;
+	pthread_mutex_unlock(&agent_lock);
+	*hp = h;
+	return TNFCTL_ERR_NONE;
+}
+
+void tnf_client_free_handle(struct tnfctl_handle *h)
+{
+	close(h->sock);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+	agent_put();
+}
+
+void tnf_client_note_lost(uint64_t lost)
+{
+	uint64_t cur = atomic_load(&lost_seen);
+
+	while (lost > cur && !atomic_compare_exchange_weak(&lost_seen, &cur, lost))
+		;
+}
+
+tnfctl_errcode_t tnf_client_wait(struct tnfctl_handle *h, struct tnf_rep *rep)
+{
+	ssize_t n = tnf_recv(h->sock, rep, sizeof(*rep), NULL);
+
+	if (n != (ssize_t)sizeof(*rep))
+		return TNFCTL_ERR_INTERNAL;
+	tnf_client_note_lost(rep->lost);
+	return TNFCTL_ERR_NONE;
+}
+
+tnfctl_errcode_t tnf_client_call(struct tnfctl_handle *h, const struct tnf_req *req, int fd,
+				 struct tnf_rep *rep)
+{
+	tnfctl_errcode_t err;
+
+	if (tnf_send(h->sock, req, sizeof(*req), fd))
+		return TNFCTL_ERR_INTERNAL;
+	do
+		err = tnf_client_wait(h, rep);
+	while (err == TNFCTL_ERR_NONE && rep->kind != TNF_REP_DONE);
+	return err;
+}
+
+TNF_API uint64_t tnfctl_events_lost(void)
+{
+	struct tnf_req req = {.op = TNF_OP_LOST};
+	struct tnf_rep rep;
+	int sv[2];
+
+	/* Ask a live helper for a fresh count on a throwaway handle socket. */
+	pthread_mutex_lock(&agent_lock);
+	if (agent_users > 0 && tnf_client_socketpair(sv) == 0) {
+		struct tnf_req nh = {.op = TNF_OP_NEW_HANDLE};
+
+		if (tnf_send(agent_sock, &nh, sizeof(nh), sv[1]) == 0 &&
+		    tnf_send(sv[0], &req, sizeof(req), -1) == 0 &&
+		    tnf_recv(sv[0], &rep, sizeof(rep), NULL) == (ssize_t)sizeof(rep))
+			tnf_client_note_lost(rep.lost);
+		close(sv[0]);
+		close(sv[1]);
+	}
+	pthread_mutex_unlock(&agent_lock);
+	return atomic_load(&lost_seen);
+}

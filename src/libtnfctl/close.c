@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* tnfctl_close (tnfctl_close(3TNF)). */
+#include <errno.h>
+#include <sys/wait.h>
+#include "internal.h"
+
+TNF_API tnfctl_errcode_t tnfctl_close(tnfctl_handle_t *h, tnfctl_targ_op_t op)
+{
+	struct tnf_req req = {.op = TNF_OP_CLOSE, .arg = op};
+	tnfctl_errcode_t err;
+	struct tnf_rep rep;
+	bool dead;
+
+	if (!h)
+		return TNFCTL_ERR_NONE;
+	if (op != TNFCTL_TARG_DEFAULT && op != TNFCTL_TARG_KILL && op != TNFCTL_TARG_RESUME &&
+	    op != TNFCTL_TARG_SUSPEND)
+		return TNFCTL_ERR_BADARG;
+	pthread_mutex_lock(&h->lock);
+	err = tnf_client_call(h, &req, -1, &rep);
+	if (!err)
+		err = rep.err;
+	dead = h->state == TNF_H_GONE || op == TNFCTL_TARG_KILL ||
+	       (op == TNFCTL_TARG_DEFAULT && h->exec_child);
+	/* An exec_open'd target is our child: collect it once it is gone. */
+	if (h->exec_child && dead && !err)
+		while (waitpid(h->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	pthread_mutex_unlock(&h->lock);
+	tnf_client_free_handle(h);
+	return err;
+}

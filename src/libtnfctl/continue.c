@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* tnfctl_continue (tnfctl_pid_open(3TNF)) and tnfctl_event_info_get. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+#include "internal.h"
+
+/*
+ * Block every signal, then wait in ppoll() with the caller's own mask: a
+ * signal that arrives at any point after entry interrupts the wait (ppoll
+ * is never restarted, whatever SA_RESTART says), with no window for a lost
+ * wake-up.
+ */
+static tnfctl_errcode_t wait_interruptible(struct tnfctl_handle *h, const sigset_t *callers,
+					   struct tnf_rep *rep)
+{
+	struct pollfd pfd = {.fd = h->sock, .events = POLLIN};
+	struct tnf_req stop = {.op = TNF_OP_STOP};
+	bool stop_sent = false;
+	int r;
+
+	for (;;) {
+		r = ppoll(&pfd, 1, NULL, stop_sent ? NULL : callers);
+		if (r < 0 && errno == EINTR && !stop_sent) {
+			if (tnf_send(h->sock, &stop, sizeof(stop), -1))
+				return TNFCTL_ERR_INTERNAL;
+			stop_sent = true;
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return TNFCTL_ERR_INTERNAL;
+		if (tnf_client_wait(h, rep))
+			return TNFCTL_ERR_INTERNAL;
+		if (rep->kind == TNF_REP_DONE)
+			return TNFCTL_ERR_NONE;
+	}
+}
+
+static void record_event(struct tnfctl_handle *h, const struct tnf_rep *rep)
+{
+	tnfctl_event_info_t *e = &h->last;
+
+	h->have_event = true;
+	e->event = rep->event;
+	e->pid = rep->pid ? rep->pid : h->pid;
+	e->tid = rep->tid;
+	e->time_ns = rep->time_ns;
+	e->child_pid = rep->child_pid;
+	e->exit_status = rep->exit_status;
+	e->term_signal = rep->term_signal;
+	memcpy(e->path, rep->path, sizeof(e->path));
+	e->path[sizeof(e->path) - 1] = '\0';
+}
+
+TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt,
+					 tnfctl_handle_t **child_hndl)
+{
+	struct tnf_req req = {.op = TNF_OP_CONTINUE};
+	int sv[2] = {-1, -1};
+	sigset_t all, callers;
+	tnfctl_errcode_t err;
+	struct tnf_rep rep;
+
+	if (!h || !evt)
+		return TNFCTL_ERR_BADARG;
+	pthread_mutex_lock(&h->lock);
+	if (h->state == TNF_H_GONE) {
+		err = TNFCTL_ERR_NOPROCESS;
+		goto out;
+	}
+	if (h->state != TNF_H_STOPPED) {
+		err = TNFCTL_ERR_BADARG;
+		goto out;
+	}
+	if (child_hndl) {
+		*child_hndl = NULL;
+		if (tnf_client_socketpair(sv)) {
+			err = TNFCTL_ERR_INTERNAL;
+			goto out;
+		}
+		req.arg = 1;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &callers);
+	err = tnf_send(h->sock, &req, sizeof(req), sv[1]) ? TNFCTL_ERR_INTERNAL
+							  : wait_interruptible(h, &callers, &rep);
+	pthread_sigmask(SIG_SETMASK, &callers, NULL);
+	if (sv[1] >= 0)
+		close(sv[1]);
+	if (!err)
+		err = rep.err;
+	if (err) {
+		if (err == TNFCTL_ERR_NOPROCESS)
+			h->state = TNF_H_GONE;
+		goto out_sv;
+	}
+	record_event(h, &rep);
+	*evt = rep.event;
+	switch (rep.event) {
+	case TNFCTL_EVENT_EXEC:
+		h->state = TNF_H_EXECED;
+		break;
+	case TNFCTL_EVENT_EXIT:
+	case TNFCTL_EVENT_TARGGONE:
+		h->state = TNF_H_GONE;
+		break;
+	case TNFCTL_EVENT_FORK:
+		if (child_hndl && rep.child_pid > 0 && sv[0] >= 0) {
+			err = tnf_client_adopt(sv[0], rep.child_pid, child_hndl);
+			if (!err)
+				sv[0] = -1;
+		}
+		break;
+	default:
+		break;
+	}
+out_sv:
+	if (sv[0] >= 0)
+		close(sv[0]);
+out:
+	pthread_mutex_unlock(&h->lock);
+	return err;
+}
+
+TNF_API tnfctl_errcode_t tnfctl_event_info_get(tnfctl_handle_t *h, tnfctl_event_info_t *info)
+{
+	tnfctl_errcode_t err = TNFCTL_ERR_BADARG;
+
+	if (!h || !info)
+		return TNFCTL_ERR_BADARG;
+	pthread_mutex_lock(&h->lock);
+	if (h->have_event) {
+		*info = h->last;
+		err = TNFCTL_ERR_NONE;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return err;
+}

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * User side of event capture (DESIGN §2.1): loads the BPF skeleton, attaches
+ * the uprobes to the ld.so and libc that targets actually map, keeps the
+ * tracked-tgid map, and drains the ring buffer.  Runs in the tracer helper.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "elfsym.h"
+#include "tracer.h"
+#include "tnfctl.skel.h"
+
+struct uprobe_key {
+	dev_t dev;
+	ino_t ino;
+	uint64_t off;
+};
+
+static struct tnfctl_bpf *skel;
+static struct ring_buffer *rb;
+static void (*rec_cb)(const struct tnf_rec *);
+static struct uprobe_key *attached;
+static struct bpf_link **attached_links;
+static size_t nattached;
+
+static int on_record(void *ctx, void *data, size_t len)
+{
+	(void)ctx;
+	if (len >= sizeof(struct tnf_rec) && rec_cb)
+		rec_cb(data);
+	return 0;
+}
+
+bool tnf_events_kfunc_available(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool ok;
+
+	if (!btf)
+		return false;
+	ok = btf__find_by_name_kind(btf, "bpf_send_signal_task", BTF_KIND_FUNC) > 0;
+	btf__free(btf);
+	return ok;
+}
+
+static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_WARN && getenv("TNFCTL_DEBUG"))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+int tnf_events_load(bool use_kfunc)
+{
+	int err;
+
+	libbpf_set_print(silent_print);
+	skel = tnfctl_bpf__open();
+	if (!skel)
+		return -errno;
+	skel->rodata->use_kfunc = use_kfunc;
+	err = tnfctl_bpf__load(skel);
+	if (err)
+		goto fail;
+	/* Only the tracepoints here; uprobes are attached per object later. */
+	if (!bpf_program__attach(skel->progs.on_fork) || !bpf_program__attach(skel->progs.on_exec) ||
+	    !bpf_program__attach(skel->progs.on_exit)) {
+		err = -errno;
+		goto fail;
+	}
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, NULL, NULL);
+	if (!rb) {
+		err = -errno;
+		goto fail;
+	}
+	return 0;
+fail:
+	tnfctl_bpf__destroy(skel);
+	skel = NULL;
+	return err ? err : -EINVAL;
+}
+
+int tnf_events_epoll_fd(void)
+{
+	return ring_buffer__epoll_fd(rb);
+}
+
+int tnf_events_poll(void (*cb)(const struct tnf_rec *))
+{
+	rec_cb = cb;
+	return ring_buffer__consume(rb);
+}
+
+uint64_t tnf_events_lost(void)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t sum = 0, *vals;
+	uint32_t zero = 0;
+	int i;
+
+	if (ncpu <= 0)
+		return 0;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.lost), &zero, vals) == 0)
+		for (i = 0; i < ncpu; i++)
+			sum += vals[i];
+	free(vals);
+	return sum;
+}
+
+int tnf_events_track(pid_t tgid, unsigned int flags, uint64_t r_state_addr)
+{
+	struct tnf_tgid_state st = {.flags = flags, .r_state_addr = r_state_addr};
+	uint32_t key = tgid;
+	int fd = bpf_map__fd(skel->maps.tracked);
+
+	/* Keep what rtld told the kernel side (RT_ADD/RT_DELETE seen). */
+	if (bpf_map_lookup_elem(fd, &key, &st) == 0) {
+		st.flags = flags;
+		st.r_state_addr = r_state_addr;
+	}
+	return bpf_map_update_elem(fd, &key, &st, BPF_ANY) ? -errno : 0;
+}
+
+int tnf_events_untrack(pid_t tgid)
+{
+	uint32_t key = tgid;
+
+	return bpf_map_delete_elem(bpf_map__fd(skel->maps.tracked), &key);
+}
+
+void tnf_events_untrack_all(void)
+{
+	int fd = bpf_map__fd(skel->maps.tracked);
+	uint32_t key, next;
+
+	while (bpf_map_get_next_key(fd, NULL, &next) == 0) {
+		key = next;
+		if (bpf_map_delete_elem(fd, &key))
+			break;
+	}
+}
+
+/* Attach @prog at @sym of the file behind @path, once per (inode, offset). */
+static int attach_once(struct bpf_program *prog, bool ret, const char *path, const char *sym)
+{
+	struct tnf_elf_sym es;
+	struct bpf_link *link;
+	struct uprobe_key k;
+	struct stat st;
+	size_t i;
+	void *p;
+
+	if (stat(path, &st) || tnf_elf_lookup(path, sym, &es))
+		return -ENOENT;
+	k.dev = st.st_dev;
+	k.ino = st.st_ino;
+	k.off = es.file_off | (uint64_t)ret << 63;
+	for (i = 0; i < nattached; i++)
+		if (attached[i].dev == k.dev && attached[i].ino == k.ino && attached[i].off == k.off)
+			return 0;
+	link = bpf_program__attach_uprobe(prog, ret, -1, path, es.file_off);
+	if (!link)
+		return -errno;
+	p = realloc(attached, (nattached + 1) * sizeof(*attached));
+	if (p)
+		attached = p;
+	p = p ? realloc(attached_links, (nattached + 1) * sizeof(*attached_links)) : NULL;
+	if (!p) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	attached_links = p;
+	attached[nattached] = k;
+	attached_links[nattached++] = link;
+	return 0;
+}
+
+int tnf_events_attach_rtld(const char *ldso_path)
+{
+	return attach_once(skel->progs.on_dl_debug_state, false, ldso_path, "_dl_debug_state");
+}
+
+int tnf_events_attach_libc(const char *libc_path)
+{
+	int e = 0;
+
+	e = e ?: attach_once(skel->progs.on_dlopen, false, libc_path, "dlopen");
+	e = e ?: attach_once(skel->progs.on_dlopen_ret, true, libc_path, "dlopen");
+	e = e ?: attach_once(skel->progs.on_dlclose, false, libc_path, "dlclose");
+	e = e ?: attach_once(skel->progs.on_dlclose_ret, true, libc_path, "dlclose");
+	return e;
+}

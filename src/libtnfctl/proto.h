@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Messages between the controller (the process that calls tnfctl_*) and the
+ * tracer helper process.  One SOCK_SEQPACKET socket per handle, plus one
+ * main socket that carries new handle sockets (SCM_RIGHTS).  Every message
+ * is a single packet, so concurrent senders never interleave.
+ */
+#ifndef TNFCTL_PROTO_H
+#define TNFCTL_PROTO_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+enum tnf_op {
+	TNF_OP_NEW_HANDLE = 1, /* main socket: fd attached is a handle socket */
+	TNF_OP_PID_OPEN,       /* attach to pid */
+	TNF_OP_EXEC_ATTACH,    /* seize a child that is about to exec */
+	TNF_OP_CONTINUE,       /* resume until an event; fd attached = child handle socket */
+	TNF_OP_STOP,	       /* the controller was interrupted: stop the target */
+	TNF_OP_CLOSE,	       /* release the target (arg = tnfctl_targ_op_t) */
+	TNF_OP_LOST,	       /* just report the lost-record count */
+};
+
+struct tnf_req {
+	uint32_t op;
+	int32_t pid;
+	uint32_t arg;
+	uint32_t pad;
+};
+
+/* Reply kinds on a handle socket. */
+enum tnf_rep_kind {
+	TNF_REP_DONE = 1, /* the request finished */
+	TNF_REP_SEIZED,	  /* EXEC_ATTACH: seized, let the child exec now */
+};
+
+struct tnf_rep {
+	uint32_t kind;
+	int32_t err;   /* tnfctl_errcode_t */
+	int32_t event; /* tnfctl_event_t, for CONTINUE */
+	int32_t pid;
+	int32_t tid;
+	int32_t child_pid;
+	int32_t exit_status;
+	int32_t term_signal;
+	uint64_t time_ns;
+	uint64_t lost;
+	char path[4096];
+};
+
+/* ipc.c */
+int tnf_send(int sock, const void *buf, size_t len, int fd);
+ssize_t tnf_recv(int sock, void *buf, size_t len, int *fd);
+
+#endif

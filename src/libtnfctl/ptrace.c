@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Stop and resume (DESIGN §2.2): the per-thread ptrace operations of the
+ * tracer helper.  Only PTRACE_SEIZE is used, so group-stops are reported as
+ * PTRACE_EVENT_STOP and PTRACE_INTERRUPT/PTRACE_LISTEN are available.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/ptrace.h>
+#include "tracer.h"
+
+struct thr *thr_find(struct target *t, pid_t tid)
+{
+	struct thr *th;
+
+	for (th = t->thrs; th; th = th->next)
+		if (th->tid == tid)
+			return th;
+	return NULL;
+}
+
+struct thr *thr_add(struct target *t, pid_t tid)
+{
+	struct thr *th = thr_find(t, tid);
+
+	if (th)
+		return th;
+	th = calloc(1, sizeof(*th));
+	if (!th)
+		return NULL;
+	th->tid = tid;
+	th->next = t->thrs;
+	t->thrs = th;
+	return th;
+}
+
+void thr_remove(struct target *t, pid_t tid)
+{
+	struct thr **pp, *th;
+
+	for (pp = &t->thrs; (th = *pp); pp = &th->next)
+		if (th->tid == tid) {
+			*pp = th->next;
+			free(th);
+			return;
+		}
+}
+
+void thr_free_all(struct target *t)
+{
+	struct thr *th;
+
+	while ((th = t->thrs)) {
+		t->thrs = th->next;
+		free(th);
+	}
+}
+
+unsigned long tnf_ptrace_opts(bool exitkill, bool fork_opts)
+{
+	unsigned long o = PTRACE_O_TRACECLONE;
+
+	if (exitkill)
+		o |= PTRACE_O_EXITKILL;
+	if (fork_opts)
+		o |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+	return o;
+}
+
+int thr_seize(pid_t tid, bool exitkill)
+{
+	return ptrace(PTRACE_SEIZE, tid, 0, tnf_ptrace_opts(exitkill, false)) ? -errno : 0;
+}
+
+int thr_setoptions(struct thr *th, unsigned long opts)
+{
+	return ptrace(PTRACE_SETOPTIONS, th->tid, 0, opts) ? -errno : 0;
+}
+
+/* Ask a running thread to stop; a thread with a BPF SIGSTOP on its way stops by itself. */
+void thr_interrupt(struct thr *th)
+{
+	if (th->stopped || th->interrupting || th->in_vfork || th->detached)
+		return;
+	if (th->expect_sigstop > 0)
+		return;
+	if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0)
+		th->interrupting = true;
+}
+
+int thr_resume(struct thr *th)
+{
+	long r;
+
+	if (!th->stopped || th->detached)
+		return 0;
+	/* A job-control stop is the user's: keep it, but let SIGCONT end it. */
+	if (th->group_stop)
+		r = ptrace(PTRACE_LISTEN, th->tid, 0, 0);
+	else
+		r = ptrace(PTRACE_CONT, th->tid, 0, (long)th->pending_sig);
+	th->stopped = false;
+	th->pending_sig = 0;
+	return r ? -errno : 0;
+}
+
+int thr_detach(struct thr *th, int sig)
+{
+	long r;
+
+	if (th->detached)
+		return 0;
+	r = ptrace(PTRACE_DETACH, th->tid, 0, (long)(sig ? sig : th->pending_sig));
+	if (r == 0) {
+		th->detached = true;
+		th->stopped = false;
+	}
+	return r ? -errno : 0;
+}
+
+/* Stopped, for every thread that can run user code. */
+bool thr_all_stopped(struct target *t)
+{
+	struct thr *th;
+
+	for (th = t->thrs; th; th = th->next)
+		if (!th->stopped && !th->in_vfork && !th->detached)
+			return false;
+	return true;
+}

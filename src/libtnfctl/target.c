@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Target processes seen through /proc: status, mappings, memory, rtld state. */
+#include <elf.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <tnf/tnfctl.h>
+#include "elfsym.h"
+#include "tracer.h"
+
+static int status_field(pid_t pid, const char *field)
+{
+	char path[64], line[256];
+	size_t flen = strlen(field);
+	int val = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, flen) && line[flen] == ':') {
+			val = atoi(line + flen + 1);
+			break;
+		}
+	fclose(f);
+	return val;
+}
+
+int tnf_proc_tgid(pid_t tid)
+{
+	return status_field(tid, "Tgid");
+}
+
+int tnf_proc_tracer(pid_t pid)
+{
+	return status_field(pid, "TracerPid");
+}
+
+static uint64_t auxv_base(pid_t pid)
+{
+	uint64_t av[2], base = 0;
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while (read(fd, av, sizeof(av)) == sizeof(av) && av[0] != AT_NULL)
+		if (av[0] == AT_BASE) {
+			base = av[1];
+			break;
+		}
+	close(fd);
+	return base;
+}
+
+int tnf_proc_maps(pid_t pid, struct tnf_maps_info *mi)
+{
+	char path[64], line[4608];
+	uint64_t base = auxv_base(pid);
+	FILE *f;
+
+	memset(mi, 0, sizeof(*mi));
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off;
+		char range[80], *name, *bn;
+		int pos = 0;
+
+		if (sscanf(line, "%79s %*s %llx %*s %*s %n", range, &off, &pos) < 2 || !pos)
+			continue;
+		if (sscanf(range, "%llx-%llx", &start, &end) != 2)
+			continue;
+		name = line + pos;
+		name[strcspn(name, "\n")] = '\0';
+		if (name[0] != '/')
+			continue;
+		bn = strrchr(name, '/') + 1;
+		if (!strcmp(bn, TNFCTL_LIBTNFPROBE))
+			mi->has_libtnfprobe = true;
+		if (off != 0)
+			continue;
+		if (base && start == base && !mi->ldso_base) {
+			mi->ldso_base = start;
+			snprintf(mi->ldso_path, sizeof(mi->ldso_path), "/proc/%d/map_files/%s", pid,
+				 range);
+		}
+		if (!mi->has_libc && !strncmp(bn, "libc.so", 7)) {
+			mi->has_libc = true;
+			snprintf(mi->libc_path, sizeof(mi->libc_path), "/proc/%d/map_files/%s", pid,
+				 range);
+		}
+	}
+	fclose(f);
+	return mi->ldso_base ? 0 : -1;
+}
+
+int tnf_proc_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = {.iov_base = buf, .iov_len = len};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = pread(fd, buf, len, addr);
+	close(fd);
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+int tnf_rtld_locate(pid_t pid, const struct tnf_maps_info *mi, uint64_t *r_state_addr)
+{
+	struct tnf_elf_sym s;
+
+	(void)pid;
+	if (tnf_elf_lookup(mi->ldso_path, "_r_debug", &s))
+		return -1;
+	/* struct r_debug: r_version, r_map, r_brk, r_state (offset 24 on LP64). */
+	*r_state_addr = mi->ldso_base - s.load_vaddr + s.vaddr + 24;
+	return 0;
+}
+
+/* 1 when start-up is done and the link map is consistent, 0 if not, -1 on error. */
+int tnf_rtld_consistent(pid_t pid, uint64_t r_state_addr)
+{
+	uint64_t r_map;
+	int state;
+
+	if (tnf_proc_read(pid, r_state_addr - 16, &r_map, sizeof(r_map)) ||
+	    tnf_proc_read(pid, r_state_addr, &state, sizeof(state)))
+		return -1;
+	return r_map != 0 && state == 0;
+}

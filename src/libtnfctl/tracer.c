@@ -1,0 +1,1077 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The tracer helper process: an event loop over the BPF ring buffer, waitpid
+ * (through a signalfd for SIGCHLD) and one socket per handle, driving a small
+ * state machine per target (see enum tgt_phase).
+ *
+ * What an event *is* always comes from a ring-buffer record; ptrace only
+ * stops and resumes.  A record that stops a thread raises that thread's
+ * expect_sigstop, and the matching SIGSTOP is swallowed when it arrives.  A
+ * SIGSTOP with no record is the user's and is delivered.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <tnf/tnfctl.h>
+#include "elfsym.h"
+#include "tracer.h"
+
+static struct target *targets;
+static int epfd = -1, sigfd = -1, rb_fd = -1, main_sock = -1;
+static bool ptrace_fork; /* fork stops from ptrace options (fallback path) */
+static bool abandoning;	 /* the controller is gone: release everything, then exit */
+
+static void evaluate(struct target *t);
+static void close_detach(struct target *t, int sig, bool force_cont);
+
+static bool debug_on;
+#define dbg(...)                                                                                   \
+	do {                                                                                       \
+		if (debug_on)                                                                      \
+			fprintf(stderr, "tnfctl-tracer: " __VA_ARGS__);                             \
+	} while (0)
+
+/* ---- sockets and replies ------------------------------------------------ */
+
+static void watch_fd(int fd)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+
+	epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static void drop_fd(int fd)
+{
+	if (fd < 0)
+		return;
+	epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
+	close(fd);
+}
+
+static void send_rep(int sock, struct tnf_rep *rep)
+{
+	if (sock < 0)
+		return;
+	rep->lost = tnf_events_lost();
+	tnf_send(sock, rep, sizeof(*rep), -1);
+}
+
+static void reply_err(int sock, int err)
+{
+	struct tnf_rep rep;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.kind = TNF_REP_DONE;
+	rep.err = err;
+	send_rep(sock, &rep);
+}
+
+/* ---- targets ------------------------------------------------------------ */
+
+static struct target *target_find(pid_t tgid)
+{
+	struct target *t;
+
+	for (t = targets; t; t = t->next)
+		if (t->tgid == tgid)
+			return t;
+	return NULL;
+}
+
+static struct target *target_by_tid(pid_t tid, struct thr **thp)
+{
+	struct target *t;
+
+	for (t = targets; t; t = t->next) {
+		struct thr *th = thr_find(t, tid);
+
+		if (th) {
+			*thp = th;
+			return t;
+		}
+	}
+	return NULL;
+}
+
+static struct target *target_by_sock(int sock)
+{
+	struct target *t;
+
+	for (t = targets; t; t = t->next)
+		if (t->sock == sock)
+			return t;
+	return NULL;
+}
+
+static struct target *target_new(pid_t tgid, int sock)
+{
+	struct target *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->tgid = tgid;
+	t->sock = sock;
+	t->child_sock = -1;
+	t->next = targets;
+	targets = t;
+	return t;
+}
+
+static void release_event_children(struct target *t)
+{
+	struct tevent *e;
+
+	for (e = t->events; e; e = e->next)
+		if (e->child) {
+			e->child->parent = NULL;
+			close_detach(e->child, 0, true);
+			e->child = NULL;
+		}
+}
+
+static void target_destroy(struct target *t)
+{
+	struct target **pp;
+	struct tevent *e;
+
+	release_event_children(t);
+	for (pp = &targets; *pp; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	tnf_events_untrack(t->tgid);
+	drop_fd(t->sock);
+	if (t->child_sock >= 0)
+		close(t->child_sock);
+	while ((e = t->events)) {
+		t->events = e->next;
+		free(e);
+	}
+	thr_free_all(t);
+	free(t);
+}
+
+static void resume_all(struct target *t)
+{
+	struct thr *th;
+
+	for (th = t->thrs; th; th = th->next)
+		thr_resume(th);
+}
+
+static void interrupt_all(struct target *t)
+{
+	struct thr *th;
+
+	for (th = t->thrs; th; th = th->next)
+		thr_interrupt(th);
+}
+
+static bool fully_stopped(struct target *t)
+{
+	return t->dead || thr_all_stopped(t);
+}
+
+/*
+ * Detach every thread (as each reaches a ptrace-stop) and forget the target.
+ * @sig: SIGSTOP to leave it in a job-control stop (SUSPEND), else 0.
+ * @force_cont: end with a SIGCONT, which also discards any SIGSTOP that BPF
+ * sent and nobody collected.
+ */
+static void close_detach(struct target *t, int sig, bool force_cont)
+{
+	struct thr *th;
+
+	tnf_events_untrack(t->tgid);
+	release_event_children(t);
+	for (th = t->thrs; th; th = th->next)
+		if (th->expect_sigstop > 0 || th->group_stop)
+			force_cont = true;
+	t->close_sig = sig;
+	t->close_cont = !sig && force_cont;
+	/* Queued now, acted on once detached: a detach cannot inject it reliably. */
+	if (sig && !t->dead)
+		kill(t->tgid, sig);
+	drop_fd(t->sock);
+	t->sock = -1;
+	t->phase = PH_CLOSING;
+	evaluate(t);
+}
+
+/* An open failed after the seize: undo it, then report @err. */
+static void fail_open(struct target *t, int err)
+{
+	int sock = t->sock;
+
+	dbg("open of %d failed: %d\n", t->tgid, err);
+	if (t->exec_child && !t->dead) {
+		/* Killed first; the reply goes out once it is gone. */
+		t->fail_err = err;
+		kill(t->tgid, SIGKILL);
+		t->phase = PH_KILLING;
+		return;
+	}
+	t->sock = -1;
+	reply_err(sock, err);
+	drop_fd(sock);
+	if (t->dead)
+		target_destroy(t);
+	else
+		close_detach(t, 0, true);
+}
+
+/* ---- records from the ring buffer ------------------------------------- */
+
+static void queue_event(struct target *t, const struct tnf_rec *r, struct target *child)
+{
+	struct tevent *e = calloc(1, sizeof(*e)), **pp;
+
+	if (!e)
+		return;
+	e->rec = *r;
+	e->child = child;
+	for (pp = &t->events; *pp; pp = &(*pp)->next)
+		;
+	*pp = e;
+}
+
+static void on_fork_rec(struct target *t, const struct tnf_rec *r)
+{
+	struct thr *th = thr_find(t, r->tid), *cth;
+	struct target *c = NULL;
+
+	if (th && (r->flags & TNF_RF_STOPPED))
+		th->expect_sigstop++;
+	if (r->flags & TNF_RF_CHILD_TRACKED) {
+		c = target_new(r->child, -1);
+		if (c) {
+			c->phase = PH_CHILD;
+			c->parent = t;
+			c->r_state_addr = t->r_state_addr;
+			cth = thr_add(c, r->child);
+			if (cth && !(t->bpf_flags & TNF_F_PTRACE_FORK)) {
+				/* Already ours if clone() auto-attached it. */
+				if (thr_seize(r->child, false) == 0 || tnf_proc_tracer(r->child) == getpid()) {
+					if (r->flags & TNF_RF_CHILD_STOPPED)
+						cth->expect_sigstop = 1;
+					else
+						thr_interrupt(cth);
+				}
+			}
+			if (th && (r->flags & TNF_RF_VFORK) && (r->flags & TNF_RF_CHILD_STOPPED) &&
+			    (r->flags & TNF_RF_STOPPED))
+				th->in_vfork = true;
+		}
+	}
+	queue_event(t, r, c);
+}
+
+static void on_record(const struct tnf_rec *r)
+{
+	struct target *t = target_find(r->tgid);
+	struct thr *th;
+
+	if (!t)
+		return;
+	dbg("rec kind %u tgid %d tid %d flags %x child %d path %s\n", r->kind, r->tgid, r->tid,
+	    r->flags, r->child, r->path);
+	switch (r->kind) {
+	case TNF_REC_FORK:
+		on_fork_rec(t, r);
+		break;
+	case TNF_REC_EXEC:
+		/* Every other thread is gone; the exec'ing one now has tid == tgid. */
+		thr_free_all(t);
+		th = thr_add(t, t->tgid);
+		if (th && (r->flags & TNF_RF_STOPPED))
+			th->expect_sigstop = 1;
+		t->r_state_addr = 0;
+		t->exec_seen = true;
+		if (t->phase != PH_EXEC_WAIT)
+			queue_event(t, r, NULL);
+		break;
+	case TNF_REC_EXIT:
+		t->exit_rec = true;
+		t->exit_code = r->exit_code;
+		t->exit_time = r->time_ns;
+		break;
+	case TNF_REC_DLOPEN:
+	case TNF_REC_DLCLOSE:
+	case TNF_REC_SYNC:
+		th = thr_find(t, r->tid);
+		if (th && (r->flags & TNF_RF_STOPPED))
+			th->expect_sigstop++;
+		if (r->kind == TNF_REC_SYNC)
+			t->sync_seen = true;
+		else
+			queue_event(t, r, NULL);
+		break;
+	default:
+		break;
+	}
+}
+
+static void drain_records(void)
+{
+	tnf_events_poll(on_record);
+}
+
+/* ---- wait statuses ------------------------------------------------------ */
+
+static bool is_stop_sig(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+static void on_stop(struct target *t, struct thr *th, int status)
+{
+	int sig = WSTOPSIG(status), ev = status >> 16;
+	unsigned long msg = 0;
+
+	th->stopped = true;
+	if (ev == PTRACE_EVENT_STOP) {
+		th->interrupting = false;
+		th->group_stop = false;
+		if (is_stop_sig(sig)) {
+			if (sig == SIGSTOP && th->expect_sigstop > 0) {
+				/* Our SIGSTOP became a job-control stop: end it, quietly. */
+				th->expect_sigstop--;
+				th->in_vfork = false;
+				t->expect_sigcont++;
+				kill(t->tgid, SIGCONT);
+			} else {
+				th->group_stop = true;
+			}
+		}
+		return;
+	}
+	if (ev == PTRACE_EVENT_CLONE || ev == PTRACE_EVENT_FORK || ev == PTRACE_EVENT_VFORK) {
+		ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
+		drain_records();
+		if (ev == PTRACE_EVENT_CLONE && tnf_proc_tgid(msg) == t->tgid)
+			thr_add(t, msg);
+		return;
+	}
+	if (ev)
+		return;
+	/* Signal-delivery-stop. */
+	if (sig == SIGSTOP && th->expect_sigstop == 0)
+		drain_records(); /* its record may be in flight */
+	if (sig == SIGSTOP && th->expect_sigstop > 0) {
+		th->expect_sigstop--;
+		th->in_vfork = false;
+		th->pending_sig = 0;
+	} else if (sig == SIGCONT && t->expect_sigcont > 0) {
+		t->expect_sigcont--;
+		th->pending_sig = 0;
+	} else {
+		th->pending_sig = sig;
+	}
+}
+
+static void on_wait(pid_t tid, int status)
+{
+	struct thr *th = NULL;
+	struct target *t = target_by_tid(tid, &th);
+
+	if (!t && WIFSTOPPED(status)) {
+		drain_records();
+		t = target_by_tid(tid, &th);
+		if (!t) {
+			/* A thread auto-attached before its creator's event stop. */
+			t = target_find(tnf_proc_tgid(tid));
+			th = t ? thr_add(t, tid) : NULL;
+		}
+		if (!t || !th) {
+			/* Not ours to keep (clone of a process we do not follow). */
+			ptrace(PTRACE_DETACH, tid, 0, 0);
+			return;
+		}
+	}
+	if (!t)
+		return;
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		thr_remove(t, tid);
+		if (tid == t->tgid) {
+			t->dead = true;
+			t->wait_status = status;
+			thr_free_all(t);
+		}
+		return;
+	}
+	if (WIFSTOPPED(status))
+		on_stop(t, th, status);
+}
+
+static void reap_all(void)
+{
+	int status;
+	pid_t tid;
+
+	while ((tid = waitpid(-1, &status, WNOHANG | __WALL)) > 0)
+		on_wait(tid, status);
+}
+
+/* ---- opening ------------------------------------------------------------ */
+
+static void finish_open(struct target *t)
+{
+	struct tnf_maps_info mi;
+	int sock = t->sock;
+
+	if (tnf_proc_maps(t->tgid, &mi)) {
+		fail_open(t, TNFCTL_ERR_INTERNAL);
+		return;
+	}
+	if (!mi.has_libtnfprobe) {
+		fail_open(t, TNFCTL_ERR_NOLIBTNFPROBE);
+		return;
+	}
+	if (mi.has_libc)
+		tnf_events_attach_libc(mi.libc_path);
+	tnf_events_track(t->tgid, 0, t->r_state_addr);
+	t->bpf_flags = 0;
+	t->phase = PH_IDLE;
+	reply_err(sock, TNFCTL_ERR_NONE);
+}
+
+/* Stopped at a point where ld.so is mapped: run to the rtld sync point if needed. */
+static void start_sync(struct target *t, bool check_done)
+{
+	struct tnf_maps_info mi;
+	struct thr *th;
+
+	if (tnf_proc_maps(t->tgid, &mi)) {
+		fail_open(t, TNFCTL_ERR_NOTDYNAMIC);
+		return;
+	}
+	if (tnf_rtld_locate(t->tgid, &mi, &t->r_state_addr) ||
+	    tnf_events_attach_rtld(mi.ldso_path)) {
+		fail_open(t, TNFCTL_ERR_INTERNAL);
+		return;
+	}
+	/* Attached in a job-control stop (e.g. after SUSPEND): this handle holds it now. */
+	for (th = t->thrs; th; th = th->next)
+		if (th->group_stop) {
+			th->group_stop = false;
+			t->ended_group_stop = true;
+		}
+	if (t->ended_group_stop) {
+		t->ended_group_stop = false;
+		t->expect_sigcont++;
+		kill(t->tgid, SIGCONT);
+	}
+	if (check_done && tnf_rtld_consistent(t->tgid, t->r_state_addr) == 1) {
+		finish_open(t);
+		return;
+	}
+	t->sync_seen = false;
+	t->bpf_flags = TNF_F_STOP_SYNC;
+	tnf_events_track(t->tgid, TNF_F_STOP_SYNC, t->r_state_addr);
+	t->phase = PH_SYNC_WAIT;
+	resume_all(t);
+}
+
+static int errno_to_err(int e)
+{
+	switch (e) {
+	case ESRCH:
+	case ENOENT:
+		return TNFCTL_ERR_NOPROCESS;
+	case EPERM:
+	case EACCES:
+		return TNFCTL_ERR_ACCES;
+	case EBUSY:
+		return TNFCTL_ERR_BUSY;
+	case ENOMEM:
+		return TNFCTL_ERR_ALLOCFAIL;
+	default:
+		return TNFCTL_ERR_INTERNAL;
+	}
+}
+
+static int check_attachable(pid_t pid)
+{
+	char path[64];
+	int fd, dyn, tracer;
+
+	if (target_find(pid))
+		return TNFCTL_ERR_BUSY;
+	if (kill(pid, 0))
+		return errno_to_err(errno);
+	tracer = tnf_proc_tracer(pid);
+	if (tracer < 0)
+		return TNFCTL_ERR_NOPROCESS;
+	if (tracer > 0)
+		return TNFCTL_ERR_BUSY;
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno_to_err(errno);
+	dyn = tnf_elf_is_dynamic(fd);
+	close(fd);
+	return dyn == 1 ? TNFCTL_ERR_NONE : TNFCTL_ERR_NOTDYNAMIC;
+}
+
+/* PTRACE_SEIZE every thread, again until no new thread shows up. */
+static int seize_all(struct target *t)
+{
+	bool added = true;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task", t->tgid);
+	while (added) {
+		struct dirent *de;
+		DIR *d = opendir(path);
+
+		if (!d)
+			return TNFCTL_ERR_NOPROCESS;
+		added = false;
+		while ((de = readdir(d))) {
+			pid_t tid = atoi(de->d_name);
+			int e;
+
+			if (tid <= 0 || thr_find(t, tid))
+				continue;
+			e = thr_seize(tid, false);
+			if (e == -ESRCH && tid != t->tgid)
+				continue;
+			if (e) {
+				closedir(d);
+				if (e == -EPERM && tnf_proc_tracer(t->tgid) > 0)
+					return TNFCTL_ERR_BUSY;
+				return errno_to_err(-e);
+			}
+			thr_add(t, tid);
+			added = true;
+		}
+		closedir(d);
+	}
+	return TNFCTL_ERR_NONE;
+}
+
+static void op_pid_open(int sock, pid_t pid)
+{
+	struct target *t;
+	int err = check_attachable(pid);
+
+	if (err) {
+		reply_err(sock, err);
+		return;
+	}
+	t = target_new(pid, sock);
+	if (!t) {
+		reply_err(sock, TNFCTL_ERR_ALLOCFAIL);
+		return;
+	}
+	err = seize_all(t);
+	if (err) {
+		fail_open(t, err);
+		return;
+	}
+	t->phase = PH_OPEN_STOP;
+	interrupt_all(t);
+	evaluate(t);
+}
+
+static void op_exec_attach(int sock, pid_t pid)
+{
+	struct tnf_rep rep;
+	struct target *t;
+	int e;
+
+	if (target_find(pid)) {
+		reply_err(sock, TNFCTL_ERR_BUSY);
+		return;
+	}
+	e = thr_seize(pid, true);
+	if (e) {
+		reply_err(sock, errno_to_err(-e));
+		return;
+	}
+	t = target_new(pid, sock);
+	if (!t || !thr_add(t, pid)) {
+		reply_err(sock, TNFCTL_ERR_ALLOCFAIL);
+		return;
+	}
+	t->exec_child = true;
+	t->phase = PH_EXEC_WAIT;
+	t->bpf_flags = TNF_F_ARMED;
+	tnf_events_track(pid, TNF_F_ARMED, 0);
+	memset(&rep, 0, sizeof(rep));
+	rep.kind = TNF_REP_SEIZED;
+	send_rep(sock, &rep);
+}
+
+/* ---- continuing and reporting ------------------------------------------ */
+
+static void fill_exit(struct target *t, struct tnf_rep *rep)
+{
+	int code = t->exit_code;
+
+	if (!t->exit_rec) {
+		/* The record was lost: ptrace's view is still right. */
+		code = WIFSIGNALED(t->wait_status) ? WTERMSIG(t->wait_status)
+						   : WEXITSTATUS(t->wait_status) << 8;
+	}
+	rep->time_ns = t->exit_time;
+	if (code & 0x7f) {
+		rep->event = TNFCTL_EVENT_TARGGONE;
+		rep->term_signal = code & 0x7f;
+	} else {
+		rep->event = TNFCTL_EVENT_EXIT;
+		rep->exit_status = (code >> 8) & 0xff;
+	}
+}
+
+static bool head_ready(struct target *t)
+{
+	struct tevent *e = t->events;
+
+	if (!fully_stopped(t))
+		return false;
+	return !e || !e->child || fully_stopped(e->child);
+}
+
+static void bind_child(struct target *t, struct target *c)
+{
+	c->parent = NULL;
+	if (t->want_child && t->child_sock >= 0) {
+		c->sock = t->child_sock;
+		t->child_sock = -1;
+		watch_fd(c->sock);
+		c->phase = PH_IDLE;
+		tnf_events_track(c->tgid, 0, c->r_state_addr);
+	} else {
+		close_detach(c, 0, true);
+	}
+}
+
+static void report(struct target *t)
+{
+	struct tnf_rep rep;
+	struct tevent *e = t->events;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.kind = TNF_REP_DONE;
+	rep.pid = t->tgid;
+	if (e) {
+		t->events = e->next;
+		rep.tid = e->rec.tid;
+		rep.time_ns = e->rec.time_ns;
+		memcpy(rep.path, e->rec.path, sizeof(e->rec.path));
+		switch (e->rec.kind) {
+		case TNF_REC_FORK:
+			rep.event = TNFCTL_EVENT_FORK;
+			rep.child_pid = e->rec.child;
+			if (e->child)
+				bind_child(t, e->child);
+			break;
+		case TNF_REC_EXEC:
+			rep.event = TNFCTL_EVENT_EXEC;
+			break;
+		case TNF_REC_DLOPEN:
+			rep.event = TNFCTL_EVENT_DLOPEN;
+			break;
+		default:
+			rep.event = TNFCTL_EVENT_DLCLOSE;
+			break;
+		}
+		free(e);
+	} else if (t->dead) {
+		fill_exit(t, &rep);
+	} else {
+		rep.event = TNFCTL_EVENT_EINTR;
+	}
+	if (t->child_sock >= 0) {
+		close(t->child_sock);
+		t->child_sock = -1;
+	}
+	t->stop_requested = false;
+	t->phase = PH_IDLE;
+	send_rep(t->sock, &rep);
+}
+
+static void op_continue(struct target *t, bool want_child, int child_sock)
+{
+	unsigned int flags;
+	struct thr *th;
+
+	if (t->phase != PH_IDLE || (t->dead && !t->events)) {
+		if (child_sock >= 0)
+			close(child_sock);
+		reply_err(t->sock, t->dead ? TNFCTL_ERR_NOPROCESS : TNFCTL_ERR_BADARG);
+		return;
+	}
+	t->want_child = want_child;
+	t->child_sock = child_sock;
+	t->stop_requested = false;
+	t->phase = PH_RUNNING;
+	if (!t->events) {
+		flags = TNF_F_ARMED | (want_child ? TNF_F_FOLLOW : 0);
+		if (ptrace_fork && want_child)
+			flags |= TNF_F_PTRACE_FORK;
+		t->bpf_flags = flags;
+		tnf_events_track(t->tgid, flags, t->r_state_addr);
+		for (th = t->thrs; th; th = th->next)
+			if (th->stopped)
+				thr_setoptions(th, tnf_ptrace_opts(t->exec_child,
+								   ptrace_fork && want_child));
+	}
+	evaluate(t);
+}
+
+static void op_close(struct target *t, int op)
+{
+	int sock = t->sock;
+
+	if (op == TNFCTL_TARG_DEFAULT)
+		op = t->exec_child ? TNFCTL_TARG_KILL : TNFCTL_TARG_RESUME;
+	if (t->dead) {
+		reply_err(sock, TNFCTL_ERR_NONE);
+		target_destroy(t);
+		return;
+	}
+	if (op == TNFCTL_TARG_KILL) {
+		release_event_children(t);
+		tnf_events_untrack(t->tgid);
+		kill(t->tgid, SIGKILL);
+		t->phase = PH_KILLING;
+		return; /* replied once it is gone */
+	}
+	t->sock = -1;
+	reply_err(sock, TNFCTL_ERR_NONE);
+	drop_fd(sock);
+	close_detach(t, op == TNFCTL_TARG_SUSPEND ? SIGSTOP : 0, false);
+}
+
+/* The controller went away without closing: kill exec'd targets, free the rest. */
+static void abandon(struct target *t)
+{
+	if (t->phase == PH_CLOSING || t->phase == PH_KILLING)
+		return;
+	drop_fd(t->sock);
+	t->sock = -1;
+	if (t->exec_child) {
+		release_event_children(t);
+		kill(t->tgid, SIGKILL);
+		t->phase = PH_KILLING;
+		return;
+	}
+	close_detach(t, 0, true);
+}
+
+/* ---- the state machine -------------------------------------------------- */
+
+static void evaluate_closing(struct target *t)
+{
+	struct thr *th;
+	bool left = false;
+
+	for (th = t->thrs; th; th = th->next) {
+		if (th->detached)
+			continue;
+		if (th->stopped) {
+			thr_detach(th, 0);
+			if (!th->detached)
+				left = true; /* it died under us; its exit will come */
+		} else {
+			if (!th->interrupting && ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0)
+				th->interrupting = true;
+			left = true;
+		}
+	}
+	if (left && !t->dead)
+		return;
+	if (t->close_cont && !t->dead)
+		kill(t->tgid, SIGCONT);
+	target_destroy(t);
+}
+
+static void evaluate(struct target *t)
+{
+	switch (t->phase) {
+	case PH_EXEC_WAIT:
+		if (t->dead)
+			fail_open(t, TNFCTL_ERR_ACCES);
+		else if (t->exec_seen && fully_stopped(t))
+			start_sync(t, false);
+		break;
+	case PH_OPEN_STOP:
+		if (t->dead)
+			fail_open(t, TNFCTL_ERR_NOPROCESS);
+		else if (fully_stopped(t))
+			start_sync(t, true);
+		break;
+	case PH_SYNC_WAIT:
+		if (t->dead)
+			fail_open(t, t->exec_child ? TNFCTL_ERR_ACCES : TNFCTL_ERR_NOPROCESS);
+		else if (!t->sync_seen)
+			resume_all(t);
+		else if (fully_stopped(t))
+			finish_open(t);
+		break;
+	case PH_RUNNING:
+		if (t->events || t->stop_requested || t->dead) {
+			interrupt_all(t);
+			if (t->events && t->events->child)
+				interrupt_all(t->events->child);
+			if (head_ready(t))
+				report(t);
+		} else {
+			resume_all(t);
+		}
+		break;
+	case PH_CLOSING:
+		evaluate_closing(t);
+		break;
+	case PH_KILLING:
+		if (t->dead) {
+			int sock = t->sock;
+
+			t->sock = -1;
+			reply_err(sock, t->fail_err);
+			drop_fd(sock);
+			target_destroy(t);
+		}
+		break;
+	case PH_IDLE:
+	case PH_CHILD:
+		break;
+	}
+}
+
+static void evaluate_all(void)
+{
+	struct target *t, *next;
+
+	/* evaluate() may destroy t (and create children at the head). */
+	for (t = targets; t; t = next) {
+		next = t->next;
+		evaluate(t);
+	}
+}
+
+/* ---- requests ----------------------------------------------------------- */
+
+static void on_handle_sock(int sock)
+{
+	struct target *t = target_by_sock(sock);
+	struct tnf_req req;
+	struct tnf_rep rep;
+	int fd = -1;
+	ssize_t n;
+
+	n = tnf_recv(sock, &req, sizeof(req), &fd);
+	if (n != (ssize_t)sizeof(req)) {
+		if (fd >= 0)
+			close(fd);
+		if (n == 0 || (n < 0 && errno != EAGAIN)) {
+			if (t)
+				abandon(t);
+			else
+				drop_fd(sock);
+		}
+		return;
+	}
+	if (!t) {
+		switch (req.op) {
+		case TNF_OP_PID_OPEN:
+			op_pid_open(sock, req.pid);
+			break;
+		case TNF_OP_EXEC_ATTACH:
+			op_exec_attach(sock, req.pid);
+			break;
+		case TNF_OP_LOST:
+			memset(&rep, 0, sizeof(rep));
+			rep.kind = TNF_REP_DONE;
+			send_rep(sock, &rep);
+			break;
+		default:
+			reply_err(sock, TNFCTL_ERR_BADARG);
+			break;
+		}
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	switch (req.op) {
+	case TNF_OP_CONTINUE:
+		op_continue(t, req.arg != 0, fd);
+		fd = -1;
+		break;
+	case TNF_OP_STOP:
+		if (t->phase == PH_RUNNING) {
+			t->stop_requested = true;
+			evaluate(t);
+		}
+		break;
+	case TNF_OP_CLOSE:
+		op_close(t, req.arg);
+		break;
+	default:
+		reply_err(sock, TNFCTL_ERR_BADARG);
+		break;
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+static void abandon_all(void)
+{
+	struct target *t, *next;
+
+	abandoning = true;
+	drop_fd(main_sock);
+	main_sock = -1;
+	/* No new BPF stop from here on; account for those already sent. */
+	tnf_events_untrack_all();
+	drain_records();
+	for (t = targets; t; t = next) {
+		next = t->next;
+		abandon(t);
+	}
+}
+
+static void on_main_sock(void)
+{
+	struct tnf_req req;
+	int fd = -1;
+	ssize_t n = tnf_recv(main_sock, &req, sizeof(req), &fd);
+
+	if (n == (ssize_t)sizeof(req) && req.op == TNF_OP_NEW_HANDLE && fd >= 0) {
+		watch_fd(fd);
+		return;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (n > 0 || (n < 0 && errno == EAGAIN))
+		return;
+	/* The controller is gone (or has closed its last handle). */
+	abandon_all();
+}
+
+/* ---- set-up and loop ---------------------------------------------------- */
+
+static void setup_process(int sock)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	sigset_t set;
+	int sig;
+
+	setsid();
+	prctl(PR_SET_NAME, "tnfctl-tracer");
+	debug_on = getenv("TNFCTL_DEBUG") != NULL;
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		if (!debug_on)
+			dup2(null, 2);
+	}
+	/* Keep only the main socket: nothing of the controller's must linger here. */
+	if (sock != 3) {
+		dup3(sock, 3, O_CLOEXEC);
+		sock = 3;
+	}
+	close_range(4, ~0U, 0);
+	main_sock = sock;
+	for (sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_SETMASK, &set, NULL);
+	sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static bool choose_kfunc(void)
+{
+	const char *mode = getenv("TNFCTL_STOP_MODE");
+
+	if (mode && !strcmp(mode, "ptrace"))
+		return false;
+	if (mode && !strcmp(mode, "kfunc"))
+		return true;
+	return tnf_events_kfunc_available();
+}
+
+static bool drain_signals(void)
+{
+	struct signalfd_siginfo si;
+	bool quit = false;
+
+	while (read(sigfd, &si, sizeof(si)) == sizeof(si))
+		if (si.ssi_signo != SIGCHLD)
+			quit = true;
+	return quit;
+}
+
+int tnf_tracer_main(int sock)
+{
+	struct epoll_event evs[32];
+	struct tnf_rep rep;
+	bool use_kfunc;
+	int i, n, e;
+
+	setup_process(sock);
+	use_kfunc = choose_kfunc();
+	ptrace_fork = !use_kfunc;
+	memset(&rep, 0, sizeof(rep));
+	rep.kind = TNF_REP_DONE;
+	e = tnf_events_load(use_kfunc);
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (e || epfd < 0 || sigfd < 0) {
+		rep.err = (e == -EPERM || e == -EACCES) ? TNFCTL_ERR_ACCES : TNFCTL_ERR_INTERNAL;
+		tnf_send(main_sock, &rep, sizeof(rep), -1);
+		return 1;
+	}
+	rb_fd = tnf_events_epoll_fd();
+	watch_fd(rb_fd);
+	watch_fd(sigfd);
+	watch_fd(main_sock);
+	tnf_send(main_sock, &rep, sizeof(rep), -1);
+	dbg("started, stop mode %s\n", use_kfunc ? "kfunc" : "ptrace");
+
+	while (!abandoning || targets) {
+		n = epoll_wait(epfd, evs, 32, -1);
+		if (n < 0 && errno != EINTR)
+			break;
+		drain_records();
+		reap_all();
+		for (i = 0; i < n; i++) {
+			int fd = evs[i].data.fd;
+
+			if (fd == rb_fd)
+				continue;
+			if (fd == sigfd) {
+				if (drain_signals() && !abandoning)
+					abandon_all(); /* asked to go: as if the controller died */
+				continue;
+			}
+			if (fd == main_sock)
+				on_main_sock();
+			else
+				on_handle_sock(fd);
+		}
+		drain_records();
+		reap_all();
+		evaluate_all();
+	}
+	return 0;
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The tracer helper process: one per controller, forked on the first open.
+ * It owns the BPF object (events.c), every ptrace relationship (ptrace.c),
+ * and the per-target state machine (tracer.c).
+ */
+#ifndef TNFCTL_TRACER_H
+#define TNFCTL_TRACER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "tnfctl_events.h"
+#include "proto.h"
+
+/* Entry point of the helper; returns its exit status. */
+int tnf_tracer_main(int sock);
+
+/* One traced thread. */
+struct thr {
+	struct thr *next;
+	pid_t tid;
+	bool stopped;	   /* in a ptrace-stop we have collected */
+	bool interrupting; /* PTRACE_INTERRUPT sent, its trap not seen yet */
+	bool group_stop;   /* the collected stop is a job-control stop */
+	bool in_vfork;	   /* blocked in vfork: cannot run user code, counts as stopped */
+	bool detached;
+	int pending_sig;   /* signal to deliver when resumed */
+	int expect_sigstop; /* SIGSTOPs sent by BPF, to swallow */
+};
+
+/* What the target is doing on behalf of its handle. */
+enum tgt_phase {
+	PH_EXEC_WAIT,  /* exec_open: seized, waiting for the exec stop */
+	PH_OPEN_STOP,  /* pid_open: waiting for every thread to stop */
+	PH_SYNC_WAIT,  /* running to the rtld sync point */
+	PH_IDLE,       /* stopped, handle idle */
+	PH_RUNNING,    /* tnfctl_continue in progress */
+	PH_CHILD,      /* fork child, waiting to be reported with the parent's FORK */
+	PH_CLOSING,    /* detaching thread by thread */
+	PH_KILLING,    /* SIGKILLed, waiting for it to be gone */
+};
+
+struct tevent {
+	struct tevent *next;
+	struct tnf_rec rec;
+	struct target *child; /* FORK with a tracked child */
+};
+
+struct target {
+	struct target *next;
+	pid_t tgid;
+	int sock;	     /* handle socket, -1 for an unbound child */
+	int child_sock;	     /* CONTINUE: socket for a child handle, or -1 */
+	bool exec_child;     /* exec_open'd: killed if the controller dies */
+	bool want_child;     /* CONTINUE asked for child handles */
+	bool stop_requested; /* controller interrupted (EINTR) */
+	bool sync_seen;	     /* SYNC record arrived */
+	bool exec_seen;	     /* EXEC record arrived (exec_open) */
+	bool dead;	     /* leader reaped */
+	bool exit_rec;	     /* EXIT record arrived */
+	bool ended_group_stop;
+	bool close_cont;     /* PH_CLOSING: SIGCONT once every thread is detached */
+	int close_sig;	     /* PH_CLOSING: SIGSTOP for SUSPEND */
+	int fail_err;	     /* PH_KILLING: the error to reply once it is gone */
+	int expect_sigcont;  /* SIGCONTs sent by us, to swallow */
+	int exit_code;	     /* kernel exit code (from the record or waitpid) */
+	int wait_status;
+	uint64_t exit_time;
+	enum tgt_phase phase;
+	struct thr *thrs;
+	struct tevent *events; /* FIFO of events to report */
+	struct target *parent; /* PH_CHILD: whose FORK it belongs to */
+	uint64_t r_state_addr;
+	unsigned int bpf_flags;
+};
+
+/* events.c */
+int tnf_events_load(bool use_kfunc);
+int tnf_events_epoll_fd(void);
+int tnf_events_poll(void (*cb)(const struct tnf_rec *));
+uint64_t tnf_events_lost(void);
+int tnf_events_track(pid_t tgid, unsigned int flags, uint64_t r_state_addr);
+int tnf_events_untrack(pid_t tgid);
+int tnf_events_attach_rtld(const char *ldso_path);
+int tnf_events_attach_libc(const char *libc_path);
+void tnf_events_untrack_all(void);
+bool tnf_events_kfunc_available(void);
+
+/* ptrace.c */
+struct thr *thr_find(struct target *t, pid_t tid);
+struct thr *thr_add(struct target *t, pid_t tid);
+void thr_remove(struct target *t, pid_t tid);
+void thr_free_all(struct target *t);
+int thr_seize(pid_t tid, bool exitkill);
+void thr_interrupt(struct thr *th);
+int thr_resume(struct thr *th);
+int thr_detach(struct thr *th, int sig);
+int thr_setoptions(struct thr *th, unsigned long opts);
+bool thr_all_stopped(struct target *t);
+unsigned long tnf_ptrace_opts(bool exitkill, bool fork_opts);
+
+/* target.c: /proc and target memory */
+struct tnf_maps_info {
+	uint64_t ldso_base;
+	char ldso_path[512]; /* /proc/PID/map_files/... of ld.so */
+	char libc_path[512];
+	bool has_libtnfprobe;
+	bool has_libc;
+};
+int tnf_proc_tgid(pid_t tid);
+int tnf_proc_tracer(pid_t pid);
+int tnf_proc_maps(pid_t pid, struct tnf_maps_info *mi);
+int tnf_proc_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+/* rtld: &_r_debug.r_state, and whether start-up is complete. */
+int tnf_rtld_locate(pid_t pid, const struct tnf_maps_info *mi, uint64_t *r_state_addr);
+int tnf_rtld_consistent(pid_t pid, uint64_t r_state_addr);
+
+#endif

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * tl_ctl: a throw-away controller for the controller-death tests.
+ *
+ *   tl_ctl LIBTNFCTL REPORTFD run|stop [p PID | e PROG ARG1 ARG2]...
+ *
+ * dlopens LIBTNFCTL (so it starts from a clean process), opens every target
+ * (p: tnfctl_pid_open, e: tnfctl_exec_open of PROG ARG1 ARG2 with the
+ * inherited environment), writes "opened <pid>" for each to REPORTFD, then
+ * with "run" starts one thread per handle looping in tnfctl_continue().  It
+ * writes "running" and waits to be killed.  Errors: "error <what>", exit 1.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <tnf/tnfctl.h>
+
+#define MAX_HANDLES 8
+
+static tnfctl_errcode_t (*f_pid_open)(pid_t, tnfctl_handle_t **);
+static tnfctl_errcode_t (*f_exec_open)(const char *, char *const *, char *const *, const char *,
+				       const char *, tnfctl_handle_t **);
+static tnfctl_errcode_t (*f_continue)(tnfctl_handle_t *, tnfctl_event_t *, tnfctl_handle_t **);
+static tnfctl_errcode_t (*f_attrs)(tnfctl_handle_t *, tnfctl_trace_attrs_t *);
+static const char *(*f_strerror)(tnfctl_errcode_t);
+static int report_fd;
+
+static void report(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n > (int)sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	while (write(report_fd, buf, n) < 0 && errno == EINTR)
+		;
+}
+
+static void *sym(void *lib, const char *name)
+{
+	void *p = dlsym(lib, name);
+
+	if (!p) {
+		report("error dlsym %s", name);
+		exit(1);
+	}
+	return p;
+}
+
+static void *cont_loop(void *arg)
+{
+	tnfctl_handle_t *h = arg;
+	tnfctl_event_t evt;
+
+	for (;;) {
+		if (f_continue(h, &evt, NULL) != TNFCTL_ERR_NONE)
+			break;
+		if (evt == TNFCTL_EVENT_EXIT || evt == TNFCTL_EVENT_TARGGONE ||
+		    evt == TNFCTL_EVENT_EXEC)
+			break;
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	tnfctl_handle_t *h[MAX_HANDLES];
+	int nh = 0, i, run;
+	void *lib;
+
+	if (argc < 4)
+		return 2;
+	report_fd = atoi(argv[2]);
+	run = !strcmp(argv[3], "run");
+	lib = dlopen(argv[1], RTLD_NOW);
+	if (!lib) {
+		report("error dlopen %s", dlerror());
+		return 1;
+	}
+	*(void **)&f_pid_open = sym(lib, "tnfctl_pid_open");
+	*(void **)&f_exec_open = sym(lib, "tnfctl_exec_open");
+	*(void **)&f_continue = sym(lib, "tnfctl_continue");
+	*(void **)&f_attrs = sym(lib, "tnfctl_trace_attrs_get");
+	*(void **)&f_strerror = sym(lib, "tnfctl_strerror");
+
+	for (i = 4; i < argc && nh < MAX_HANDLES;) {
+		tnfctl_trace_attrs_t attrs;
+		tnfctl_errcode_t err;
+
+		if (!strcmp(argv[i], "p") && i + 1 < argc) {
+			err = f_pid_open(atoi(argv[i + 1]), &h[nh]);
+			i += 2;
+		} else if (!strcmp(argv[i], "e") && i + 3 < argc) {
+			char *targv[] = {argv[i + 1], argv[i + 2], argv[i + 3], NULL};
+
+			err = f_exec_open(argv[i + 1], targv, NULL, NULL, NULL, &h[nh]);
+			i += 4;
+		} else {
+			report("error usage");
+			return 2;
+		}
+		if (err != TNFCTL_ERR_NONE) {
+			report("error open %s", f_strerror(err));
+			return 1;
+		}
+		if (f_attrs(h[nh], &attrs) != TNFCTL_ERR_NONE) {
+			report("error attrs");
+			return 1;
+		}
+		report("opened %d", (int)attrs.targ_pid);
+		nh++;
+	}
+	for (i = 0; run && i < nh; i++) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, cont_loop, h[i])) {
+			report("error pthread_create");
+			return 1;
+		}
+	}
+	report(run ? "running" : "stopped");
+	for (;;)
+		pause();
+}
