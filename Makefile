@@ -89,6 +89,10 @@ tests: all $(TEST_BINS) $(TEST_HELPERS)
 check: tests
 	B=$(B) tests/run-tests
 
+# The main job on the bundled demo: forks, execs, dlopens and runs threads.
+demo: all
+	$(B)/tnfctl-follow -- $(B)/demo/tnfdemo
+
 bench: all
 	bench/follow-true-loop
 
@@ -112,7 +116,7 @@ format:
 clean:
 	rm -rf $(B)
 
-.PHONY: all tests check bench install vmlinux format clean
+.PHONY: all tests check demo bench install vmlinux format clean
 .SECONDARY:
 
 -include $(CTL_OBJS:.o=.d)

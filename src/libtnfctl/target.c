@@ -2,6 +2,7 @@
 /* Target processes seen through /proc: status, mappings, memory, rtld state. */
 #include <elf.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,26 @@ int tnf_proc_tgid(pid_t tid)
 int tnf_proc_tracer(pid_t pid)
 {
 	return status_field(pid, "TracerPid");
+}
+
+/* A SIGSTOP queued for the whole process (e.g. by a SUSPEND close) and not yet acted on. */
+bool tnf_proc_sigstop_pending(pid_t pid)
+{
+	char path[64], line[256];
+	bool pending = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "ShdPnd:", 7)) {
+			pending = strtoull(line + 7, NULL, 16) & (1ULL << (SIGSTOP - 1));
+			break;
+		}
+	fclose(f);
+	return pending;
 }
 
 static uint64_t auxv_base(pid_t pid)

@@ -462,13 +462,17 @@ static void start_sync(struct target *t, bool check_done)
 		fail_open(t, TNFCTL_ERR_INTERNAL);
 		return;
 	}
-	/* Attached in a job-control stop (e.g. after SUSPEND): this handle holds it now. */
+	/*
+	 * Attached in a job-control stop, or with the SIGSTOP of one on its way
+	 * (e.g. after SUSPEND): this handle holds the process now, so end it.
+	 */
 	for (th = t->thrs; th; th = th->next)
-		if (th->group_stop) {
+		if (th->group_stop || th->pending_sig == SIGSTOP) {
 			th->group_stop = false;
+			th->pending_sig = 0;
 			t->ended_group_stop = true;
 		}
-	if (t->ended_group_stop) {
+	if (t->ended_group_stop || tnf_proc_sigstop_pending(t->tgid)) {
 		t->ended_group_stop = false;
 		t->expect_sigcont++;
 		kill(t->tgid, SIGCONT);

@@ -2,14 +2,17 @@
 /*
  * tl_ctl: a throw-away controller for the controller-death tests.
  *
- *   tl_ctl LIBTNFCTL REPORTFD run|stop [p PID | e PROG ARG1 ARG2]...
+ *   tl_ctl LIBTNFCTL REPORTFD run|stop|unpriv [p PID | e PROG ARG1 ARG2]...
  *
  * dlopens LIBTNFCTL (so it starts from a clean process), opens every target
  * (p: tnfctl_pid_open, e: tnfctl_exec_open of PROG ARG1 ARG2 with the
  * inherited environment), writes "opened <pid>" for each to REPORTFD, then
  * with "run" starts one thread per handle looping in tnfctl_continue().  It
- * writes "running" and waits to be killed.  Errors: "error <what>", exit 1.
+ * writes "running" and waits to be killed.  Errors: "error <what>", exit 1;
+ * a failed open is "error open <code> <message>".  "unpriv" first drops
+ * every privilege (uid/gid 65534, no groups) and stops after the opens.
  */
+#include <grp.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -84,6 +87,11 @@ int main(int argc, char **argv)
 		return 2;
 	report_fd = atoi(argv[2]);
 	run = !strcmp(argv[3], "run");
+	if (!strcmp(argv[3], "unpriv") && (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+					   setresuid(65534, 65534, 65534))) {
+		report("error cannot drop privileges");
+		return 1;
+	}
 	lib = dlopen(argv[1], RTLD_NOW);
 	if (!lib) {
 		report("error dlopen %s", dlerror());
@@ -112,7 +120,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		if (err != TNFCTL_ERR_NONE) {
-			report("error open %s", f_strerror(err));
+			report("error open %d %s", (int)err, f_strerror(err));
 			return 1;
 		}
 		if (f_attrs(h[nh], &attrs) != TNFCTL_ERR_NONE) {

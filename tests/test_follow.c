@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * build/tnfctl-follow: its output for whole process trees, its exit status,
+ * and SIGKILLs at random moments that must never leave a process of the
+ * followed tree stopped or traced.
+ *
+ * Usage: tnfctl-follow -- CMD [ARGS...].  Output lines are printf("%10.3f %7d %-8s %s\n", ms, pid,
+ * name, details); details: "child <pid>" (FORK), the path (EXEC, DLOPEN, DLCLOSE), "status <n>"
+ * (EXIT), "signal <n> (...)" (TARGGONE).
+ */
+#include "testlib.h"
+
+#define MAX_EVENTS 4096
+
+struct fev {
+	double ms;
+	int pid;
+	char name[16];
+	char details[512];
+};
+
+struct follow_run {
+	pid_t pid;
+	int status; /* wait status of tnfctl-follow */
+	int nev;
+	struct fev ev[MAX_EVENTS];
+	char *text; /* everything it printed */
+	size_t tlen;
+};
+
+static int parse_line(const char *l, struct fev *e)
+{
+	int n = 0, i;
+
+	if (sscanf(l, "%lf %d %15s %n", &e->ms, &e->pid, e->name, &n) < 3 || !n)
+		return -1;
+	if (!strchr(l, '.') || e->pid <= 0)
+		return -1;
+	for (i = 0; e->name[i]; i++)
+		if (e->name[i] < 'A' || e->name[i] > 'Z')
+			return -1;
+	snprintf(e->details, sizeof(e->details), "%s", l + n);
+	return 0;
+}
+
+static void add_text(struct follow_run *r, const char *buf, size_t n)
+{
+	r->text = realloc(r->text, r->tlen + n + 1);
+	if (!r->text)
+		abort();
+	memcpy(r->text + r->tlen, buf, n);
+	r->tlen += n;
+	r->text[r->tlen] = '\0';
+}
+
+/* Runs tnfctl-follow on @argv (after the program name) to its exit; collects its lines. */
+static void run_follow(struct follow_run *r, char *const *args, int timeout_ms)
+{
+	char *argv[32];
+	long long end = tl_now_ms() + timeout_ms;
+	int out[2], i, fd, exited = 0;
+	char **env;
+
+	memset(r, 0, sizeof(*r));
+	argv[0] = tl.follow;
+	argv[1] = "--";
+	for (i = 0; args[i] && i < 29; i++)
+		argv[i + 2] = args[i];
+	argv[i + 2] = NULL;
+	if (pipe2(out, O_CLOEXEC))
+		abort();
+	env = tl_env_build(NULL);
+	r->pid = tl_spawn(argv, env, out[1], NULL);
+	free(env);
+	close(out[1]);
+	fd = tl_pidfd_of(r->pid);
+	while (!exited) {
+		struct pollfd pfd[2] = {{.fd = out[0], .events = POLLIN},
+					{.fd = fd, .events = POLLIN}};
+		char buf[4096];
+		int left = end - tl_now_ms();
+		ssize_t n;
+
+		if (left <= 0)
+			break;
+		if (poll(pfd, 2, left) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents & (POLLIN | POLLHUP)) {
+			n = read(out[0], buf, sizeof(buf));
+			if (n > 0)
+				add_text(r, buf, n);
+		}
+		if (pfd[1].revents & POLLIN)
+			exited = 1;
+	}
+	/* drain what it wrote before exiting */
+	for (;;) {
+		struct pollfd pfd = {.fd = out[0], .events = POLLIN};
+		char buf[4096];
+		ssize_t n;
+
+		if (poll(&pfd, 1, 0) <= 0)
+			break;
+		n = read(out[0], buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		add_text(r, buf, n);
+	}
+	close(out[0]);
+	if (!exited) {
+		print_error("tnfctl-follow output so far:\n%s\n", r->text ? r->text : "");
+		fail_msg("tnfctl-follow did not exit within %d ms", timeout_ms);
+	}
+	r->status = tl_reap(r->pid);
+	if (r->text) {
+		char *save = NULL, *l, *copy = strdup(r->text);
+
+		for (l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+			if (r->nev < MAX_EVENTS && !parse_line(l, &r->ev[r->nev]))
+				r->nev++;
+		free(copy);
+	}
+}
+
+static void free_run(struct follow_run *r)
+{
+	free(r->text);
+	r->text = NULL;
+}
+
+static int count_events(struct follow_run *r, int pid, const char *name, const char *detail)
+{
+	int i, n = 0;
+
+	for (i = 0; i < r->nev; i++) {
+		if (pid && r->ev[i].pid != pid)
+			continue;
+		if (strcmp(r->ev[i].name, name))
+			continue;
+		if (detail && !strstr(r->ev[i].details, detail))
+			continue;
+		n++;
+	}
+	return n;
+}
+
+static void dump_run(struct follow_run *r)
+{
+	print_error("tnfctl-follow (wait status 0x%x) printed:\n%s\n", r->status,
+		    r->text ? r->text : "");
+}
+
+static int find_in_path(const char *name, char *out, size_t size)
+{
+	const char *path = getenv("PATH");
+	char *copy, *dir, *save = NULL;
+	int found = 0;
+
+	if (!path)
+		path = "/usr/bin:/bin";
+	copy = strdup(path);
+	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+		snprintf(out, size, "%s/%s", dir, name);
+		found = access(out, X_OK) == 0;
+	}
+	free(copy);
+	return found;
+}
+
+/* Does python3 map libz before any user code (then ctypes.CDLL cannot add it)? */
+static int python_preloads_libz(void)
+{
+	char *argv[] = {"/bin/sh", "-c",
+			"python3 -c 'import sys; sys.exit(\"libz.so\" in "
+			"open(\"/proc/self/maps\").read())'",
+			NULL};
+	char **env = tl_env_build(NULL);
+	pid_t pid;
+	int st;
+
+	pid = tl_spawn(argv, env, -1, NULL);
+	free(env);
+	st = tl_reap(pid);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 1;
+}
+
+/* A bash tree: FORK, EXEC and EXIT of each child, DLOPEN in python3, bash's exit 3. */
+static void test_follow_bash_tree(void **state)
+{
+	static struct follow_run r;
+	char *args[] = {"bash", "-c",
+			"for i in 1 2 3; do /bin/true; done; "
+			"python3 -c \"import ctypes; ctypes.CDLL(\\\"libz.so.1\\\")\"; exit 3",
+			NULL};
+	int i, root = 0, nchild = 0, children[16], ntrue = 0, python = 0, libz_loaded;
+	char py[PATH_MAX];
+
+	(void)state;
+	tl_require_root();
+	if (!find_in_path("python3", py, sizeof(py))) {
+		print_message("SKIP: python3 is not installed (command -v python3 fails)\n");
+		skip();
+	}
+	libz_loaded = python_preloads_libz();
+	run_follow(&r, args, 60000);
+	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 3) {
+		dump_run(&r);
+		fail_msg("tnfctl-follow exited with wait status 0x%x, expected exit 3", r.status);
+	}
+	/* bash is the process whose EXIT says status 3 */
+	for (i = 0; i < r.nev; i++)
+		if (!strcmp(r.ev[i].name, "EXIT") && !strcmp(r.ev[i].details, "status 3"))
+			root = r.ev[i].pid;
+	if (!root) {
+		dump_run(&r);
+		fail_msg("no \"EXIT ... status 3\" line for bash");
+	}
+	for (i = 0; i < r.nev; i++) {
+		if (r.ev[i].pid == root && !strcmp(r.ev[i].name, "FORK") && nchild < 16) {
+			if (sscanf(r.ev[i].details, "child %d", &children[nchild]) != 1) {
+				dump_run(&r);
+				fail_msg("FORK details \"%s\" are not \"child <pid>\"",
+					 r.ev[i].details);
+			}
+			nchild++;
+		}
+	}
+	if (nchild != 4) {
+		dump_run(&r);
+		fail_msg("bash made %d FORK lines, expected 4 (3 x /bin/true, python3)", nchild);
+	}
+	for (i = 0; i < nchild; i++) {
+		int c = children[i];
+
+		if (!count_events(&r, c, "EXEC", NULL) ||
+		    !count_events(&r, c, "EXIT", "status 0")) {
+			dump_run(&r);
+			fail_msg("child %d: missing its EXEC or its \"EXIT status 0\" line", c);
+		}
+		if (count_events(&r, c, "EXEC", "true"))
+			ntrue++;
+		else if (count_events(&r, c, "EXEC", "python"))
+			python = c;
+	}
+	if (ntrue != 3 || !python) {
+		dump_run(&r);
+		fail_msg("expected 3 EXECs of /bin/true and one of python3, got %d and %s", ntrue,
+			 python ? "one" : "none");
+	}
+	if (!libz_loaded) {
+		if (!count_events(&r, python, "DLOPEN", "libz.so.1")) {
+			dump_run(&r);
+			fail_msg("no DLOPEN of libz.so.1 in python3 (pid %d)", python);
+		}
+	} else {
+		print_message("NOTE: %s maps libz.so.1 at start-up, so ctypes.CDLL adds no object; "
+			      "requiring a DLOPEN of any object in python3 instead\n",
+			      py);
+		if (!count_events(&r, python, "DLOPEN", NULL)) {
+			dump_run(&r);
+			fail_msg("no DLOPEN line at all in python3 (pid %d)", python);
+		}
+	}
+	free_run(&r);
+}
+
+/* The bundled demo: exit 0 and every lifecycle event. */
+static void test_follow_tnfdemo(void **state)
+{
+	static struct follow_run r;
+	char *args[] = {tl.demo, NULL};
+
+	(void)state;
+	tl_require_root();
+	run_follow(&r, args, 60000);
+	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
+		dump_run(&r);
+		fail_msg("tnfctl-follow tnfdemo: wait status 0x%x, expected exit 0", r.status);
+	}
+	if (count_events(&r, 0, "FORK", "child ") < 3 || !count_events(&r, 0, "EXEC", "true") ||
+	    !count_events(&r, 0, "DLOPEN", "libtnfdemo_plugin.so") ||
+	    !count_events(&r, 0, "DLCLOSE", "libtnfdemo_plugin.so") ||
+	    !count_events(&r, 0, "EXIT", "status 7") || count_events(&r, 0, "EXIT", NULL) < 4) {
+		dump_run(&r);
+		fail_msg("tnfctl-follow tnfdemo: missing FORK x3 / EXEC of true / DLOPEN and "
+			 "DLCLOSE "
+			 "of the plugin / EXIT status 7 / 4 EXITs");
+	}
+	if (!strstr(r.text, "tnfdemo: exiting 0")) {
+		dump_run(&r);
+		fail_msg("tnfdemo did not run to its end under tnfctl-follow");
+	}
+	free_run(&r);
+}
+
+/* tnfdemo -x 5: tnfctl-follow exits with the target's status. */
+static void test_follow_exit_status(void **state)
+{
+	static struct follow_run r;
+	char *args[] = {tl.demo, "-x", "5", NULL};
+
+	(void)state;
+	tl_require_root();
+	run_follow(&r, args, 60000);
+	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 5) {
+		dump_run(&r);
+		fail_msg("tnfctl-follow tnfdemo -x 5: wait status 0x%x, expected exit 5", r.status);
+	}
+	free_run(&r);
+}
+
+/* Checks that no process of our subtree is stopped or traced; describes offenders. */
+static int check_tree_free(char *msg, size_t size)
+{
+	struct tl_pinfo *ps;
+	int i, n, bad = 0;
+
+	n = tl_subtree(&ps);
+	for (i = 0; i < n; i++) {
+		pid_t tids[TL_MAX_TASKS];
+		int j, nt, ok = 1;
+
+		if (ps[i].state == 'Z' || ps[i].state == 'X')
+			continue;
+		nt = tl_tasks(ps[i].pid, tids, TL_MAX_TASKS);
+		for (j = 0; j < nt; j++) {
+			char st = tl_task_state(ps[i].pid, tids[j]);
+			long tr = tl_task_status_field(ps[i].pid, tids[j], "TracerPid:");
+
+			if (st == 't' || st == 'T' || tr > 0)
+				ok = 0;
+		}
+		if (!ok) {
+			char desc[1024];
+			size_t off = strlen(msg);
+
+			bad++;
+			if (off + 2 < size)
+				snprintf(msg + off, size - off, "%s%s", off ? "; " : "",
+					 tl_describe(ps[i].pid, desc, sizeof(desc)));
+		}
+	}
+	free(ps);
+	return bad;
+}
+
+/* Waits for every live process named @comm in the subtree to die. */
+static int wait_comm_dead(const char *comm, int timeout_ms)
+{
+	struct tl_pinfo *ps;
+	int i, n, alive = 0;
+
+	n = tl_subtree(&ps);
+	for (i = 0; i < n; i++) {
+		int fd;
+
+		if (strcmp(ps[i].comm, comm) || ps[i].state == 'Z')
+			continue;
+		fd = tl_pidfd_open(ps[i].pid);
+		if (fd >= 0 && tl_pidfd_wait(fd, timeout_ms))
+			alive++;
+		if (fd >= 0)
+			close(fd);
+	}
+	free(ps);
+	return alive;
+}
+
+/*
+ * tnfctl-follow SIGKILLed at random moments while following a busy bash
+ * loop: once its tnfctl-tracer has exited, nothing of the tree is stopped
+ * or traced, and the exec_open'd bash is dead.
+ */
+static void test_follow_killed_at_random_moments(void **state)
+{
+	char *argv[] = {
+		tl.follow, "--", "bash", "-c", "while :; do /bin/true; sh -c \"exit 0\"; done",
+		NULL};
+	unsigned int seed = tl_env_int("TL_SEED", (int)(time(NULL) ^ getpid()));
+	char msg[8192];
+	int run, runs = tl_env_int("TL_FOLLOW_RUNS", 20);
+
+	(void)state;
+	tl_require_root();
+	tl_watchdog_extend(40 + runs * 12);
+	print_message("random kills: seed %u (set TL_SEED to repeat)\n", seed);
+	for (run = 0; run < runs; run++) {
+		struct tl_proc *p = tl_proc_new();
+		int want = 1 + rand_r(&seed) % 40, got = 0, tracer_fd, bad;
+		struct tl_pinfo *ps;
+		pid_t tracer = 0;
+		char **env;
+		int i, n;
+
+		/* its output (stdout and stderr) comes back on p's reply pipe */
+		tl_proc_handed_over(p);
+		{
+			int out[2];
+
+			if (pipe2(out, O_CLOEXEC))
+				abort();
+			close(p->reply_r);
+			p->reply_r = out[0];
+			env = tl_env_build(NULL);
+			p->pid = tl_spawn(argv, env, out[1], NULL);
+			free(env);
+			close(out[1]);
+		}
+		while (got < want && tl_read_line(p, tl.timeout_ms))
+			got++;
+		if (got < want)
+			fail_msg("run %d (seed %u): tnfctl-follow printed %d lines, waited for %d",
+				 run, seed, got, want);
+		n = tl_subtree(&ps);
+		for (i = 0; i < n; i++)
+			if (ps[i].ppid == p->pid && tl_is_tracer(&ps[i]))
+				tracer = ps[i].pid;
+		free(ps);
+		if (!tracer)
+			fail_msg("run %d: no tnfctl-tracer child of tnfctl-follow %d", run, p->pid);
+		tracer_fd = tl_pidfd_open(tracer);
+
+		kill(p->pid, SIGKILL);
+		tl_reap(p->pid);
+		if (tl_pidfd_wait(tracer_fd, tl.timeout_ms)) {
+			close(tracer_fd);
+			fail_msg("run %d (seed %u, killed after %d lines): tnfctl-tracer %d still "
+				 "alive %d ms after tnfctl-follow died",
+				 run, seed, want, tracer, tl.timeout_ms);
+		}
+		close(tracer_fd);
+		tl_reap_children();
+
+		msg[0] = '\0';
+		bad = check_tree_free(msg, sizeof(msg));
+		if (bad)
+			fail_msg("run %d (seed %u, killed after %d lines): %d process(es) stopped "
+				 "or "
+				 "traced after the tracer exited: %s",
+				 run, seed, want, bad, msg);
+		if (wait_comm_dead("bash", tl.timeout_ms))
+			fail_msg("run %d (seed %u): the exec_open'd bash outlived its controller",
+				 run, seed);
+		tl_kill_subtree(0);
+		if (tl_sweep(tl.timeout_ms, msg, sizeof(msg)))
+			fail_msg("run %d: the tree did not go away after SIGKILL: %s", run, msg);
+		tl_proc_close_fds(p);
+		p->used = 0;
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		TL_TEST(test_follow_bash_tree),
+		TL_TEST(test_follow_tnfdemo),
+		TL_TEST(test_follow_exit_status),
+		TL_TEST(test_follow_killed_at_random_moments),
+		TL_FINAL_TEST,
+	};
+
+	return tl_run(tests);
+}

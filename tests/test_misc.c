@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * tnfctl_strerror, the kernel-mode functions, trace_attrs_get,
+ * event_info_get and the argument checks of the other calls.
+ */
+#include "testlib.h"
+
+/* Every code 0..22 has its own message; nothing else does. */
+static void test_strerror_distinct(void **state)
+{
+	const char *msg[TNFCTL_ERR_USR5 + 1];
+	int i, j;
+
+	(void)state;
+	assert_int_equal(TNFCTL_ERR_USR5, 22);
+	assert_int_equal(TNFCTL_ERR_BUFBROKEN, 10);
+	for (i = 0; i <= TNFCTL_ERR_USR5; i++) {
+		msg[i] = tnfctl_strerror((tnfctl_errcode_t)i);
+		if (!msg[i] || !msg[i][0])
+			fail_msg("tnfctl_strerror(%d) is empty", i);
+		if (strstr(msg[i], "unknown") || strstr(msg[i], "Unknown"))
+			fail_msg("tnfctl_strerror(%d) = \"%s\"", i, msg[i]);
+		for (j = 0; j < i; j++)
+			if (!strcmp(msg[i], msg[j]))
+				fail_msg("tnfctl_strerror(%d) and (%d) are both \"%s\"", j, i,
+					 msg[i]);
+	}
+}
+
+static void test_strerror_unknown(void **state)
+{
+	(void)state;
+	assert_string_equal(tnfctl_strerror((tnfctl_errcode_t)23), "unknown error code");
+	assert_string_equal(tnfctl_strerror((tnfctl_errcode_t)-1), "unknown error code");
+	assert_string_equal(tnfctl_strerror((tnfctl_errcode_t)100000), "unknown error code");
+}
+
+static void test_kernel_open_filenotfound(void **state)
+{
+	tnfctl_handle_t *h = (tnfctl_handle_t *)&h;
+
+	(void)state;
+	tl_assert_err(tnfctl_kernel_open(&h), TNFCTL_ERR_FILENOTFOUND);
+	assert_ptr_equal(h, (tnfctl_handle_t *)&h);
+}
+
+/* The kernel-only functions refuse a process handle with BADARG. */
+static void test_kernel_functions_badarg(void **state)
+{
+	struct tl_proc *p;
+	tnfctl_handle_t *h;
+	pid_t *list = NULL;
+	int count = -1;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 1);
+	h = tl_pid_open(p->pid);
+	tl_assert_err(tnfctl_buffer_dealloc(h), TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_filter_state_set(h, B_TRUE), TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_filter_list_get(h, &list, &count), TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_filter_list_add(h, p->pid), TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_filter_list_delete(h, p->pid), TNFCTL_ERR_BADARG);
+	tl_assert_all_stopped(p->pid, "after the refused kernel calls");
+	tl_close(h, TNFCTL_TARG_RESUME);
+	tl_send(p, "ping");
+	tl_expect(p, "pong");
+}
+
+static void test_kernel_functions_null_handle(void **state)
+{
+	pid_t *list = NULL;
+	int count = -1;
+
+	(void)state;
+	tl_assert_err(tnfctl_buffer_dealloc(NULL), TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_trace_state_set(NULL, B_TRUE), TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_filter_state_set(NULL, B_FALSE), TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_filter_list_get(NULL, &list, &count), TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_filter_list_add(NULL, 1), TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_filter_list_delete(NULL, 1), TNFCTL_ERR_BADARG);
+}
+
+/* trace_attrs_get: the target's pid, no buffer yet. */
+static void test_trace_attrs_get(void **state)
+{
+	struct tl_proc *p = tl_proc_new();
+	tnfctl_trace_attrs_t attrs;
+	tnfctl_handle_t *h;
+
+	(void)state;
+	tl_require_root();
+	tl_assert_err(tl_exec_open_target(p, tl.target, NULL, &h), TNFCTL_ERR_NONE);
+	memset(&attrs, 0xa5, sizeof(attrs));
+	tl_assert_err(tnfctl_trace_attrs_get(h, &attrs), TNFCTL_ERR_NONE);
+	assert_true(attrs.targ_pid > 0);
+	assert_int_equal(attrs.targ_pid, p->pid);
+	assert_int_equal(attrs.trace_buf_state, TNFCTL_BUF_NONE);
+	assert_null(attrs.trace_file_name);
+	assert_int_equal(attrs.trace_buf_size, 0);
+	assert_int_equal(attrs.trace_min_size, 0);
+	assert_int_equal(attrs.filter_state, B_FALSE);
+	tl_assert_err(tnfctl_trace_attrs_get(h, NULL), TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_trace_attrs_get(NULL, &attrs), TNFCTL_ERR_BADARG);
+
+	/* still right after an event */
+	tl_send(p, "fork 0");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_FORK);
+	tl_assert_err(tnfctl_trace_attrs_get(h, &attrs), TNFCTL_ERR_NONE);
+	assert_int_equal(attrs.targ_pid, p->pid);
+	assert_int_equal(attrs.trace_buf_state, TNFCTL_BUF_NONE);
+	tl_close(h, TNFCTL_TARG_KILL);
+}
+
+/* The argument checks of continue and event_info_get. */
+static void test_continue_and_info_badarg(void **state)
+{
+	tnfctl_event_info_t info;
+	tnfctl_event_t evt;
+	struct tl_proc *p;
+	tnfctl_handle_t *h;
+
+	(void)state;
+	tl_require_root();
+	tl_assert_err(tnfctl_continue(NULL, &evt, NULL), TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_event_info_get(NULL, &info), TNFCTL_ERR_BADARG);
+	p = tl_start_target(tl.target, 1);
+	h = tl_pid_open(p->pid);
+	tl_assert_err(tnfctl_continue(h, NULL, NULL), TNFCTL_ERR_BADARG);
+	tl_assert_all_stopped(p->pid, "after continue with a NULL event");
+	tl_assert_err(tnfctl_event_info_get(h, NULL), TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_event_info_get(h, &info), TNFCTL_ERR_BADARG);
+	tl_send(p, "exit 1");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
+	tl_assert_err(tnfctl_event_info_get(h, &info), TNFCTL_ERR_NONE);
+	assert_int_equal(info.event, TNFCTL_EVENT_EXIT);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+}
+
+/* Event times are CLOCK_MONOTONIC and in order. */
+static void test_event_times_monotonic(void **state)
+{
+	tnfctl_event_info_t a, b;
+	struct timespec ts0, ts1;
+	struct tl_proc *p;
+	tnfctl_handle_t *h;
+	uint64_t t0, t1;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 1);
+	h = tl_pid_open(p->pid);
+	clock_gettime(CLOCK_MONOTONIC, &ts0);
+	tl_send(p, "fork 0");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_FORK);
+	tl_info(h, &a);
+	tl_send(p, "exit 0");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
+	tl_info(h, &b);
+	clock_gettime(CLOCK_MONOTONIC, &ts1);
+	t0 = ts0.tv_sec * 1000000000ULL + ts0.tv_nsec;
+	t1 = ts1.tv_sec * 1000000000ULL + ts1.tv_nsec;
+	assert_true(a.time_ns >= t0 && a.time_ns <= t1);
+	assert_true(b.time_ns >= a.time_ns && b.time_ns <= t1);
+	assert_true(a.tid > 0);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+}
+
+/* A light workload loses no kernel record. */
+static void test_no_events_lost(void **state)
+{
+	struct tl_proc *p;
+	tnfctl_handle_t *h;
+	int i;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 1);
+	h = tl_pid_open(p->pid);
+	for (i = 0; i < 20; i++) {
+		tl_send(p, "fork 0");
+		tl_expect_event(h, NULL, TNFCTL_EVENT_FORK);
+	}
+	tl_send(p, "exit 0");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+	assert_int_equal(tnfctl_events_lost(), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		TL_TEST(test_strerror_distinct),
+		TL_TEST(test_strerror_unknown),
+		TL_TEST(test_kernel_open_filenotfound),
+		TL_TEST(test_kernel_functions_badarg),
+		TL_TEST(test_kernel_functions_null_handle),
+		TL_TEST(test_trace_attrs_get),
+		TL_TEST(test_continue_and_info_badarg),
+		TL_TEST(test_event_times_monotonic),
+		TL_TEST(test_no_events_lost),
+		TL_FINAL_TEST,
+	};
+
+	return tl_run(tests);
+}

@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The library is MT-Safe: independent handles used at once from several
+ * threads, child handles handed to other threads, and a tnfctl_continue
+ * blocked on one handle never blocking calls on another.
+ */
+#include "testlib.h"
+
+/* ---- following whole process trees, one thread per handle ----------- */
+
+struct tree {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int active;
+	int forks, execs, dlopens, dlcloses, gone;
+	int exits[16];
+	int nexits;
+	int errors;
+	char err[512];
+};
+
+struct follower {
+	struct tree *t;
+	tnfctl_handle_t *h; /* NULL: exec_open tnfdemo first */
+};
+
+static void tree_error(struct tree *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&t->lock);
+	if (!t->errors++) {
+		va_start(ap, fmt);
+		vsnprintf(t->err, sizeof(t->err), fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+static void *follow_fn(void *arg);
+
+static void follower_start(struct tree *t, tnfctl_handle_t *h)
+{
+	struct follower *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		abort();
+	f->t = t;
+	f->h = h;
+	pthread_mutex_lock(&t->lock);
+	t->active++;
+	pthread_mutex_unlock(&t->lock);
+	tl_thread_start(follow_fn, f);
+}
+
+static void *follow_fn(void *arg)
+{
+	struct follower *f = arg;
+	struct tree *t = f->t;
+	tnfctl_handle_t *h = f->h;
+
+	free(f);
+	if (!h) {
+		char *argv[] = {tl.demo, NULL};
+		tnfctl_errcode_t err = tnfctl_exec_open(tl.demo, argv, NULL, NULL, NULL, &h);
+
+		if (err != TNFCTL_ERR_NONE) {
+			tree_error(t, "exec_open(tnfdemo): %s", tl_err_name(err));
+			h = NULL;
+		} else {
+			tl_track_handle(h);
+			tl_track_pid(tl_targ_pid(h));
+		}
+	}
+	while (h) {
+		tnfctl_handle_t *child = NULL;
+		tnfctl_event_info_t info;
+		tnfctl_errcode_t err;
+		tnfctl_event_t evt;
+		int done = 0;
+
+		err = tnfctl_continue(h, &evt, &child);
+		if (err != TNFCTL_ERR_NONE) {
+			tree_error(t, "tnfctl_continue: %s", tl_err_name(err));
+			break;
+		}
+		memset(&info, 0, sizeof(info));
+		tnfctl_event_info_get(h, &info);
+		if (evt == TNFCTL_EVENT_FORK) {
+			if (!child) {
+				tree_error(t, "FORK of %d without a child handle", info.pid);
+			} else {
+				tl_track_handle(child);
+				tl_track_pid(tl_targ_pid(child));
+				follower_start(t, child);
+			}
+		}
+		pthread_mutex_lock(&t->lock);
+		switch (evt) {
+		case TNFCTL_EVENT_FORK:
+			t->forks++;
+			break;
+		case TNFCTL_EVENT_EXEC:
+			t->execs++;
+			done = 1;
+			break;
+		case TNFCTL_EVENT_DLOPEN:
+			t->dlopens++;
+			break;
+		case TNFCTL_EVENT_DLCLOSE:
+			t->dlcloses++;
+			break;
+		case TNFCTL_EVENT_EXIT:
+			if (t->nexits < 16)
+				t->exits[t->nexits++] = info.exit_status;
+			done = 1;
+			break;
+		case TNFCTL_EVENT_TARGGONE:
+			t->gone++;
+			done = 1;
+			break;
+		case TNFCTL_EVENT_EINTR:
+			break;
+		}
+		pthread_mutex_unlock(&t->lock);
+		if (done)
+			break;
+	}
+	if (h) {
+		tnfctl_close(h, TNFCTL_TARG_DEFAULT);
+		tl_untrack_handle(h);
+	}
+	pthread_mutex_lock(&t->lock);
+	t->active--;
+	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+static int tree_wait(struct tree *t, int timeout_ms)
+{
+	struct timespec ts;
+	int rc = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	pthread_mutex_lock(&t->lock);
+	while (t->active && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&t->cond, &t->lock, &ts);
+	rc = t->active;
+	pthread_mutex_unlock(&t->lock);
+	return rc;
+}
+
+static void tree_init(struct tree *t)
+{
+	pthread_condattr_t ca;
+
+	memset(t, 0, sizeof(*t));
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&t->cond, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
+/* tnfdemo: 3 forks (exec child, child, grandchild), 1 exec, exits 0, 0 and 7. */
+static void check_demo_tree(struct tree *t, const char *name)
+{
+	int i, zeros = 0, sevens = 0;
+
+	if (t->errors)
+		fail_msg("%s: %d error(s), first: %s", name, t->errors, t->err);
+	assert_int_equal(t->forks, 3);
+	assert_int_equal(t->execs, 1);
+	assert_int_equal(t->gone, 0);
+	assert_true(t->dlopens >= 1);
+	assert_true(t->dlcloses >= 1);
+	assert_int_equal(t->nexits, 3);
+	for (i = 0; i < t->nexits; i++) {
+		zeros += t->exits[i] == 0;
+		sevens += t->exits[i] == 7;
+	}
+	if (zeros != 2 || sevens != 1)
+		fail_msg("%s: exit statuses %d %d %d, expected 0, 0 and 7", name, t->exits[0],
+			 t->exits[1], t->exits[2]);
+}
+
+/* Two tnfdemo trees followed at once, every child handle in its own thread. */
+static struct tree trees[2];
+
+static void test_two_trees_from_two_threads(void **state)
+{
+	struct tree *t = trees;
+
+	(void)state;
+	tl_require_root();
+	tree_init(&t[0]);
+	tree_init(&t[1]);
+	follower_start(&t[0], NULL);
+	follower_start(&t[1], NULL);
+	if (tree_wait(&t[0], 60000) || tree_wait(&t[1], 60000))
+		fail_msg("the trees were not followed to their end within 60 s");
+	check_demo_tree(&t[0], "tree 1");
+	check_demo_tree(&t[1], "tree 2");
+}
+
+struct child_cont {
+	tnfctl_handle_t *h;
+	tnfctl_errcode_t err;
+	tnfctl_event_t evt;
+	int status;
+	tnfctl_errcode_t close_err;
+};
+
+static void *child_cont_fn(void *arg)
+{
+	struct child_cont *c = arg;
+	tnfctl_event_info_t info;
+
+	c->err = tnfctl_continue(c->h, &c->evt, NULL);
+	memset(&info, 0, sizeof(info));
+	tnfctl_event_info_get(c->h, &info);
+	c->status = info.exit_status;
+	c->close_err = tnfctl_close(c->h, TNFCTL_TARG_DEFAULT);
+	tl_untrack_handle(c->h);
+	return NULL;
+}
+
+/* A child handle returned in one thread is continued and closed in another. */
+static void test_child_handle_in_other_thread(void **state)
+{
+	struct child_cont c = {0};
+	tnfctl_handle_t *h;
+	struct tl_proc *p;
+	pthread_t t;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 1);
+	h = tl_pid_open(p->pid);
+	tl_send(p, "fork 6");
+	tl_expect_event(h, &c.h, TNFCTL_EVENT_FORK);
+	assert_non_null(c.h);
+	t = tl_thread_start(child_cont_fn, &c);
+	tl_thread_join(t);
+	tl_assert_err(c.err, TNFCTL_ERR_NONE);
+	if (c.evt != TNFCTL_EVENT_EXIT)
+		fail_msg("child: expected EXIT, got %s", tl_event_name(c.evt));
+	assert_int_equal(c.status, 6);
+	tl_assert_err(c.close_err, TNFCTL_ERR_NONE);
+	tl_send(p, "exit 2");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
+	tl_expect(p, "child");
+	assert_string_equal(strstr(tl_expect(p, "forked"), "status"), "status 6");
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+}
+
+struct blocked {
+	tnfctl_handle_t *h;
+	tnfctl_errcode_t err;
+	tnfctl_event_t evt;
+	volatile int returned;
+};
+
+static void *blocked_fn(void *arg)
+{
+	struct blocked *b = arg;
+
+	b->err = tnfctl_continue(b->h, &b->evt, NULL);
+	b->returned = 1;
+	return NULL;
+}
+
+/* While one thread is blocked in tnfctl_continue, another opens, runs and closes a target. */
+static void test_blocked_continue_does_not_block_others(void **state)
+{
+	struct blocked b = {0};
+	tnfctl_event_info_t info;
+	struct tl_proc *p1, *p2, *p3;
+	tnfctl_handle_t *h2, *h3;
+	pthread_t t;
+
+	(void)state;
+	tl_require_root();
+	p1 = tl_start_target(tl.target, 1);
+	b.h = tl_pid_open(p1->pid);
+	t = tl_thread_start(blocked_fn, &b);
+	tl_send(p1, "ping");
+	tl_expect(p1, "pong"); /* p1 runs: the thread is inside tnfctl_continue */
+
+	p2 = tl_start_target(tl.threads_prog, 1);
+	h2 = tl_pid_open(p2->pid);
+	tl_send(p2, "fork 1");
+	tl_expect_event(h2, NULL, TNFCTL_EVENT_FORK);
+	tl_send(p2, "exit 3");
+	tl_expect_event(h2, NULL, TNFCTL_EVENT_EXIT);
+	tl_info(h2, &info);
+	assert_int_equal(info.exit_status, 3);
+	tl_close(h2, TNFCTL_TARG_DEFAULT);
+
+	p3 = tl_proc_new();
+	tl_assert_err(tl_exec_open_target(p3, tl.target, NULL, &h3), TNFCTL_ERR_NONE);
+	tl_close(h3, TNFCTL_TARG_KILL);
+	assert_false(b.returned);
+
+	tl_send(p1, "exit 4");
+	tl_thread_join(t);
+	tl_assert_err(b.err, TNFCTL_ERR_NONE);
+	if (b.evt != TNFCTL_EVENT_EXIT)
+		fail_msg("blocked handle: expected EXIT, got %s", tl_event_name(b.evt));
+	tl_info(b.h, &info);
+	assert_int_equal(info.exit_status, 4);
+	tl_close(b.h, TNFCTL_TARG_DEFAULT);
+}
+
+/* Several controller threads each running their own target through events at once. */
+struct worker {
+	tnfctl_handle_t *h;
+	struct tl_proc *p;
+	int rounds;
+	char err[256];
+};
+
+static void *worker_fn(void *arg)
+{
+	static const char *const cmds[] = {"fork 0", "dlopen libz.so.1", "dlclose"};
+	static const tnfctl_event_t evts[] = {TNFCTL_EVENT_FORK, TNFCTL_EVENT_DLOPEN,
+					      TNFCTL_EVENT_DLCLOSE};
+	struct worker *w = arg;
+	int i;
+
+	for (i = 0; i < w->rounds * 3 && !w->err[0]; i++) {
+		tnfctl_errcode_t err;
+		tnfctl_event_t evt;
+
+		tl_send(w->p, "%s", cmds[i % 3]);
+		err = tnfctl_continue(w->h, &evt, NULL);
+		if (err != TNFCTL_ERR_NONE)
+			snprintf(w->err, sizeof(w->err), "step %d (%s): TNFCTL_ERR_%s", i,
+				 cmds[i % 3], tl_err_name(err));
+		else if (evt != evts[i % 3])
+			snprintf(w->err, sizeof(w->err), "step %d (%s): event %s, expected %s", i,
+				 cmds[i % 3], tl_event_name(evt), tl_event_name(evts[i % 3]));
+	}
+	return NULL;
+}
+
+static void test_parallel_controllers(void **state)
+{
+	struct worker w[3];
+	pthread_t t[3];
+	int i;
+
+	(void)state;
+	tl_require_root();
+	memset(w, 0, sizeof(w));
+	for (i = 0; i < 3; i++) {
+		w[i].p = tl_start_target(tl.target, 1);
+		w[i].h = tl_pid_open(w[i].p->pid);
+		w[i].rounds = 10;
+	}
+	for (i = 0; i < 3; i++)
+		t[i] = tl_thread_start(worker_fn, &w[i]);
+	for (i = 0; i < 3; i++)
+		tl_thread_join(t[i]);
+	for (i = 0; i < 3; i++) {
+		if (w[i].err[0])
+			fail_msg("controller thread %d: %s", i, w[i].err);
+		tl_assert_all_stopped(w[i].p->pid, "after the last event");
+		tl_close(w[i].h, TNFCTL_TARG_KILL);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		TL_TEST(test_two_trees_from_two_threads),
+		TL_TEST(test_child_handle_in_other_thread),
+		TL_TEST(test_blocked_continue_does_not_block_others),
+		TL_TEST(test_parallel_controllers),
+		TL_FINAL_TEST,
+	};
+
+	return tl_run(tests);
+}
