@@ -25,6 +25,42 @@ static pid_t agent_pid;
 static unsigned int agent_users;
 static _Atomic uint64_t lost_seen;
 
+/* Processes exec_open forked (our children), to reap once they are gone. */
+static pid_t *spawned;
+static size_t nspawned;
+
+void tnf_spawned_add(pid_t pid)
+{
+	pid_t *p;
+
+	pthread_mutex_lock(&agent_lock);
+	p = realloc(spawned, (nspawned + 1) * sizeof(*p));
+	if (p) {
+		spawned = p;
+		spawned[nspawned++] = pid;
+	}
+	pthread_mutex_unlock(&agent_lock);
+}
+
+/* Reap @pid if exec_open started it; it must be gone already. */
+void tnf_spawned_reap(pid_t pid)
+{
+	bool ours = false;
+	size_t i;
+
+	pthread_mutex_lock(&agent_lock);
+	for (i = 0; i < nspawned; i++)
+		if (spawned[i] == pid) {
+			spawned[i] = spawned[--nspawned];
+			ours = true;
+			break;
+		}
+	pthread_mutex_unlock(&agent_lock);
+	if (ours)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+}
+
 int tnf_client_socketpair(int sv[2])
 {
 	return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv);
@@ -79,6 +115,9 @@ static void agent_put(void)
 {
 	pthread_mutex_lock(&agent_lock);
 	if (--agent_users == 0) {
+		struct tnf_req quit = {.op = TNF_OP_QUIT};
+
+		tnf_send(agent_sock, &quit, sizeof(quit), -1);
 		close(agent_sock);
 		agent_sock = -1;
 		while (waitpid(agent_pid, NULL, 0) < 0 && errno == EINTR)

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* tnfctl_close (tnfctl_close(3TNF)). */
-#include <errno.h>
-#include <sys/wait.h>
 #include "internal.h"
 
 TNF_API tnfctl_errcode_t tnfctl_close(tnfctl_handle_t *h, tnfctl_targ_op_t op)
@@ -20,12 +18,11 @@ TNF_API tnfctl_errcode_t tnfctl_close(tnfctl_handle_t *h, tnfctl_targ_op_t op)
 	err = tnf_client_call(h, &req, -1, &rep);
 	if (!err)
 		err = rep.err;
-	dead = h->state == TNF_H_GONE || op == TNFCTL_TARG_KILL ||
+	dead = h->state == TNF_H_GONE || h->state == TNF_H_ENDED || op == TNFCTL_TARG_KILL ||
 	       (op == TNFCTL_TARG_DEFAULT && h->exec_child);
 	/* An exec_open'd target is our child: collect it once it is gone. */
-	if (h->exec_child && dead && !err)
-		while (waitpid(h->pid, NULL, 0) < 0 && errno == EINTR)
-			;
+	if (dead && !err)
+		tnf_spawned_reap(h->pid);
 	pthread_mutex_unlock(&h->lock);
 	tnf_client_free_handle(h);
 	return err;

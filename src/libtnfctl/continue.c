@@ -106,7 +106,7 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 		break;
 	case TNFCTL_EVENT_EXIT:
 	case TNFCTL_EVENT_TARGGONE:
-		h->state = TNF_H_GONE;
+		h->state = TNF_H_ENDED;
 		break;
 	case TNFCTL_EVENT_FORK:
 		if (child_hndl && rep.child_pid > 0 && sv[0] >= 0) {

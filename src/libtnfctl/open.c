@@ -135,6 +135,7 @@ TNF_API tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv
 	h->pid = pid;
 	h->attrs.targ_pid = pid;
 	h->exec_child = true;
+	tnf_spawned_add(pid);
 	*retval = h;
 	h = NULL;
 out_h:

@@ -19,6 +19,7 @@ enum tnf_op {
 	TNF_OP_STOP,	       /* the controller was interrupted: stop the target */
 	TNF_OP_CLOSE,	       /* release the target (arg = tnfctl_targ_op_t) */
 	TNF_OP_LOST,	       /* just report the lost-record count */
+	TNF_OP_QUIT,	       /* main socket: last handle closed, exit (not a controller death) */
 };
 
 struct tnf_req {

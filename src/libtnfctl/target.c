@@ -62,6 +62,31 @@ bool tnf_proc_sigstop_pending(pid_t pid)
 	return pending;
 }
 
+/* Start time (clock ticks since boot): tells a process from a later one with its pid. */
+unsigned long long tnf_proc_starttime(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	int fd, i;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* comm may hold spaces */
+	for (i = 2; p && i < 22; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		start = strtoull(p + 1, NULL, 10);
+	return start;
+}
+
 static uint64_t auxv_base(pid_t pid)
 {
 	uint64_t av[2], base = 0;

@@ -33,6 +33,47 @@ static bool ptrace_fork; /* fork stops from ptrace options (fallback path) */
 static bool abandoning;	 /* the controller is gone: release everything, then exit */
 
 static void evaluate(struct target *t);
+
+/*
+ * Processes left suspended by a SUSPEND close and not re-opened since: if the
+ * controller dies before it re-attaches, nobody else would ever resume them.
+ */
+struct suspended {
+	pid_t pid;
+	unsigned long long start;
+};
+static struct suspended *suspended;
+static size_t nsuspended;
+
+static void suspended_add(pid_t pid)
+{
+	struct suspended *p = realloc(suspended, (nsuspended + 1) * sizeof(*p));
+
+	if (!p)
+		return;
+	suspended = p;
+	suspended[nsuspended].pid = pid;
+	suspended[nsuspended++].start = tnf_proc_starttime(pid);
+}
+
+static void suspended_forget(pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < nsuspended; i++)
+		if (suspended[i].pid == pid)
+			suspended[i--] = suspended[--nsuspended];
+}
+
+static void suspended_resume_all(void)
+{
+	size_t i;
+
+	for (i = 0; i < nsuspended; i++)
+		if (suspended[i].start && tnf_proc_starttime(suspended[i].pid) == suspended[i].start)
+			kill(suspended[i].pid, SIGCONT);
+	nsuspended = 0;
+}
 static void close_detach(struct target *t, int sig, bool force_cont);
 
 static bool debug_on;
@@ -202,8 +243,10 @@ static void close_detach(struct target *t, int sig, bool force_cont)
 	t->close_sig = sig;
 	t->close_cont = !sig && force_cont;
 	/* Queued now, acted on once detached: a detach cannot inject it reliably. */
-	if (sig && !t->dead)
+	if (sig && !t->dead) {
 		kill(t->tgid, sig);
+		suspended_add(t->tgid);
+	}
 	drop_fd(t->sock);
 	t->sock = -1;
 	t->phase = PH_CLOSING;
@@ -571,6 +614,7 @@ static void op_pid_open(int sock, pid_t pid)
 	struct target *t;
 	int err = check_attachable(pid);
 
+	suspended_forget(pid);
 	if (err) {
 		reply_err(sock, err);
 		return;
@@ -857,15 +901,29 @@ static void evaluate(struct target *t)
 	}
 }
 
+/*
+ * Visit every target once, although evaluate() may destroy any target (a
+ * fork child released with its parent's event) or add new ones.
+ */
+static void for_each_target(void (*fn)(struct target *))
+{
+	static unsigned int gen;
+	struct target *t;
+
+	gen++;
+	for (;;) {
+		for (t = targets; t && t->visit_gen == gen; t = t->next)
+			;
+		if (!t)
+			break;
+		t->visit_gen = gen;
+		fn(t);
+	}
+}
+
 static void evaluate_all(void)
 {
-	struct target *t, *next;
-
-	/* evaluate() may destroy t (and create children at the head). */
-	for (t = targets; t; t = next) {
-		next = t->next;
-		evaluate(t);
-	}
+	for_each_target(evaluate);
 }
 
 /* ---- requests ----------------------------------------------------------- */
@@ -935,18 +993,14 @@ static void on_handle_sock(int sock)
 
 static void abandon_all(void)
 {
-	struct target *t, *next;
-
 	abandoning = true;
 	drop_fd(main_sock);
 	main_sock = -1;
 	/* No new BPF stop from here on; account for those already sent. */
 	tnf_events_untrack_all();
 	drain_records();
-	for (t = targets; t; t = next) {
-		next = t->next;
-		abandon(t);
-	}
+	for_each_target(abandon);
+	suspended_resume_all();
 }
 
 static void on_main_sock(void)
@@ -957,6 +1011,11 @@ static void on_main_sock(void)
 
 	if (n == (ssize_t)sizeof(req) && req.op == TNF_OP_NEW_HANDLE && fd >= 0) {
 		watch_fd(fd);
+		return;
+	}
+	if (n == (ssize_t)sizeof(req) && req.op == TNF_OP_QUIT) {
+		/* A deliberate end: what was suspended stays suspended. */
+		nsuspended = 0;
 		return;
 	}
 	if (fd >= 0)

@@ -73,6 +73,7 @@ struct target {
 	struct target *parent; /* PH_CHILD: whose FORK it belongs to */
 	uint64_t r_state_addr;
 	unsigned int bpf_flags;
+	unsigned int visit_gen;
 };
 
 /* events.c */
@@ -111,6 +112,7 @@ struct tnf_maps_info {
 int tnf_proc_tgid(pid_t tid);
 int tnf_proc_tracer(pid_t pid);
 bool tnf_proc_sigstop_pending(pid_t pid);
+unsigned long long tnf_proc_starttime(pid_t pid);
 int tnf_proc_maps(pid_t pid, struct tnf_maps_info *mi);
 int tnf_proc_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 /* rtld: &_r_debug.r_state, and whether start-up is complete. */
