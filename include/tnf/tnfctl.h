@@ -198,8 +198,9 @@ tnfctl_errcode_t tnfctl_pid_open(pid_t pid, tnfctl_handle_t **retval);
  * @retval:  receives the handle; owned by the caller until tnfctl_close().
  *
  * All strings are copied; the caller keeps ownership.  The child inherits
- * the caller's open file descriptors (those without FD_CLOEXEC), runs in
- * its own process group, and is killed if the controller dies before the
+ * the caller's open file descriptors (those without FD_CLOEXEC) and signal
+ * dispositions, starts with an empty signal mask, runs in its own process
+ * group, and is killed if the controller dies before the
  * handle is closed with RESUME or SUSPEND.  On success the target is
  * stopped at its rtld sync point: every start-up object mapped, no user
  * code (no constructor, no main) run.

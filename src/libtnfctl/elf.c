@@ -2,6 +2,8 @@
 /* ELF queries through libelf. */
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 #include "elfsym.h"
@@ -70,7 +72,46 @@ static int find_in(Elf *e, Elf_Scn *scn, const char *name, GElf_Sym *out)
 	return -1;
 }
 
+/* Lookups are repeated for every process mapping the same ld.so and libc. */
+struct sym_cache {
+	struct sym_cache *next;
+	dev_t dev;
+	ino_t ino;
+	int found;
+	struct tnf_elf_sym sym;
+	char name[];
+};
+static struct sym_cache *cache;
+
+static int lookup_uncached(const char *path, const char *name, struct tnf_elf_sym *out);
+
+/* Only the tracer helper (single-threaded) uses this. */
 int tnf_elf_lookup(const char *path, const char *name, struct tnf_elf_sym *out)
+{
+	struct sym_cache *c;
+	struct stat st;
+
+	if (stat(path, &st))
+		return -1;
+	for (c = cache; c; c = c->next)
+		if (c->dev == st.st_dev && c->ino == st.st_ino && !strcmp(c->name, name)) {
+			*out = c->sym;
+			return c->found;
+		}
+	c = calloc(1, sizeof(*c) + strlen(name) + 1);
+	if (!c)
+		return lookup_uncached(path, name, out);
+	c->dev = st.st_dev;
+	c->ino = st.st_ino;
+	strcpy(c->name, name);
+	c->found = lookup_uncached(path, name, &c->sym);
+	c->next = cache;
+	cache = c;
+	*out = c->sym;
+	return c->found;
+}
+
+static int lookup_uncached(const char *path, const char *name, struct tnf_elf_sym *out)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Sym sym;

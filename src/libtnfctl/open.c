@@ -51,12 +51,16 @@ static void reap(pid_t pid)
 static pid_t spawn_waiting(const char *path, char *const *argv, char *const *envp, int go[2])
 {
 	pid_t pid = fork();
+	sigset_t none;
 	char c;
 
 	if (pid != 0)
 		return pid;
 	close(go[1]);
 	setpgid(0, 0);
+	/* The caller's blocked signals are the caller's business, not the program's. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (read(go[0], &c, 1) == 1)
 		execve(path, argv, envp);
 	_exit(127);

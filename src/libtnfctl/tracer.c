@@ -410,8 +410,16 @@ static void on_stop(struct target *t, struct thr *th, int status)
 	if (ev)
 		return;
 	/* Signal-delivery-stop. */
-	if (sig == SIGSTOP && th->expect_sigstop == 0)
-		drain_records(); /* its record may be in flight */
+	if (sig == SIGSTOP && th->expect_sigstop == 0) {
+		pid_t tid = th->tid;
+
+		/* Its record may be in flight; an EXEC record renews the thread list. */
+		drain_records();
+		th = thr_find(t, tid);
+		if (!th)
+			return;
+		th->stopped = true;
+	}
 	if (sig == SIGSTOP && th->expect_sigstop > 0) {
 		th->expect_sigstop--;
 		th->in_vfork = false;
