@@ -17,9 +17,9 @@ enum tnf_rec_kind {
 
 /* Per-tgid flags in the tracked map, written by the tracer helper. */
 enum tnf_tgid_flags {
-	TNF_F_ARMED = 1 << 0,	  /* a tnfctl_continue is in progress: stop on events */
-	TNF_F_FOLLOW = 1 << 1,	  /* track and stop fork children */
-	TNF_F_STOP_SYNC = 1 << 2, /* stop at the next RT_CONSISTENT (start-up) */
+	TNF_F_ARMED = 1 << 0,	    /* a tnfctl_continue is in progress: stop on events */
+	TNF_F_FOLLOW = 1 << 1,	    /* track and stop fork children */
+	TNF_F_STOP_SYNC = 1 << 2,   /* stop at the next RT_CONSISTENT (start-up) */
 	TNF_F_PTRACE_FORK = 1 << 3, /* fork stops come from ptrace options */
 };
 
@@ -33,7 +33,7 @@ enum tnf_rec_flags {
 
 struct tnf_tgid_state {
 	unsigned int flags;
-	unsigned int rtld_pending; /* 1: RT_ADD seen, 2: RT_DELETE seen */
+	unsigned int rtld_pending;	 /* 1: RT_ADD seen, 2: RT_DELETE seen */
 	unsigned long long r_state_addr; /* &_r_debug.r_state in the target */
 };
 
@@ -44,8 +44,8 @@ struct tnf_rec {
 	unsigned int flags;
 	int tgid;
 	int tid;
-	int child;    /* FORK: child tgid */
-	int old_tid;  /* EXEC: tid before exec */
+	int child;     /* FORK: child tgid */
+	int old_tid;   /* EXEC: tid before exec */
 	int exit_code; /* EXIT: kernel exit code (status << 8 | signal) */
 	int pad;
 	char path[TNF_PATH_MAX]; /* EXEC filename, DLOPEN/DLCLOSE object */

@@ -39,7 +39,10 @@ extern "C" {
 /* Solaris basic types that glibc lacks. */
 #ifndef _TNF_BOOLEAN_T_DEFINED
 #define _TNF_BOOLEAN_T_DEFINED
-typedef enum { B_FALSE = 0, B_TRUE = 1 } boolean_t;
+typedef enum {
+	B_FALSE = 0,
+	B_TRUE = 1
+} boolean_t;
 #endif
 #ifndef _TNF_UINT_T_DEFINED
 #define _TNF_UINT_T_DEFINED
@@ -65,13 +68,13 @@ typedef enum {
 
 /* Trace attributes, see tnfctl_trace_attrs_get(). */
 typedef struct tnfctl_trace_attrs {
-	pid_t targ_pid;			  /* target process id (tgid) */
-	const char *trace_file_name;	  /* absolute path, or NULL if none */
-	size_t trace_buf_size;		  /* bytes; 0 when there is no file */
-	size_t trace_min_size;		  /* bytes; smallest size buffer_alloc accepts */
+	pid_t targ_pid;			   /* target process id (tgid) */
+	const char *trace_file_name;	   /* absolute path, or NULL if none */
+	size_t trace_buf_size;		   /* bytes; 0 when there is no file */
+	size_t trace_min_size;		   /* bytes; smallest size buffer_alloc accepts */
 	tnfctl_bufstate_t trace_buf_state; /* see tnfctl_bufstate_t */
-	boolean_t trace_state;		  /* process-wide tracing switch */
-	boolean_t filter_state;		  /* kernel mode only; always B_FALSE */
+	boolean_t trace_state;		   /* process-wide tracing switch */
+	boolean_t filter_state;		   /* kernel mode only; always B_FALSE */
 	long pad;
 } tnfctl_trace_attrs_t;
 
@@ -91,25 +94,25 @@ typedef struct tnfctl_probe_state {
 
 /* Error codes, in the Solaris order (the values are part of the ABI). */
 typedef enum {
-	TNFCTL_ERR_NONE = 0,	 /* success */
-	TNFCTL_ERR_ACCES,	 /* permission denied */
-	TNFCTL_ERR_NOTARGET,	 /* target finished (never returned) */
-	TNFCTL_ERR_ALLOCFAIL,	 /* memory allocation failure */
-	TNFCTL_ERR_INTERNAL,	 /* internal error */
-	TNFCTL_ERR_SIZETOOSMALL, /* requested trace size too small */
-	TNFCTL_ERR_SIZETOOBIG,	 /* requested trace size too big */
-	TNFCTL_ERR_BADARG,	 /* bad argument */
-	TNFCTL_ERR_NOTDYNAMIC,	 /* target is not a dynamic executable */
+	TNFCTL_ERR_NONE = 0,	  /* success */
+	TNFCTL_ERR_ACCES,	  /* permission denied */
+	TNFCTL_ERR_NOTARGET,	  /* target finished (never returned) */
+	TNFCTL_ERR_ALLOCFAIL,	  /* memory allocation failure */
+	TNFCTL_ERR_INTERNAL,	  /* internal error */
+	TNFCTL_ERR_SIZETOOSMALL,  /* requested trace size too small */
+	TNFCTL_ERR_SIZETOOBIG,	  /* requested trace size too big */
+	TNFCTL_ERR_BADARG,	  /* bad argument */
+	TNFCTL_ERR_NOTDYNAMIC,	  /* target is not a dynamic executable */
 	TNFCTL_ERR_NOLIBTNFPROBE, /* libtnfprobe.so.1 not mapped in target */
-	TNFCTL_ERR_BUFBROKEN,	 /* tracing broken in the target */
-	TNFCTL_ERR_BUFEXISTS,	 /* a trace buffer already exists */
-	TNFCTL_ERR_NOBUF,	 /* no trace buffer */
-	TNFCTL_ERR_BADDEALLOC,	 /* cannot deallocate buffer */
-	TNFCTL_ERR_NOPROCESS,	 /* no such target process */
-	TNFCTL_ERR_FILENOTFOUND, /* file not found */
-	TNFCTL_ERR_BUSY,	 /* target already controlled */
-	TNFCTL_ERR_INVALIDPROBE, /* probe no longer valid */
-	TNFCTL_ERR_USR1,	 /* reserved for client callbacks */
+	TNFCTL_ERR_BUFBROKEN,	  /* tracing broken in the target */
+	TNFCTL_ERR_BUFEXISTS,	  /* a trace buffer already exists */
+	TNFCTL_ERR_NOBUF,	  /* no trace buffer */
+	TNFCTL_ERR_BADDEALLOC,	  /* cannot deallocate buffer */
+	TNFCTL_ERR_NOPROCESS,	  /* no such target process */
+	TNFCTL_ERR_FILENOTFOUND,  /* file not found */
+	TNFCTL_ERR_BUSY,	  /* target already controlled */
+	TNFCTL_ERR_INVALIDPROBE,  /* probe no longer valid */
+	TNFCTL_ERR_USR1,	  /* reserved for client callbacks */
 	TNFCTL_ERR_USR2,
 	TNFCTL_ERR_USR3,
 	TNFCTL_ERR_USR4,
@@ -137,10 +140,10 @@ typedef enum {
 
 /* Indirect mode (tnfctl_indirect_open, probes layer). */
 typedef struct tnfctl_ind_obj_info {
-	int objfd;		/* -1 if not available */
-	uintptr_t text_base;	/* load address of the text */
-	uintptr_t data_base;	/* load address of the data */
-	const char *objname;	/* absolute path of the object */
+	int objfd;	     /* -1 if not available */
+	uintptr_t text_base; /* load address of the text */
+	uintptr_t data_base; /* load address of the data */
+	const char *objname; /* absolute path of the object */
 } tnfctl_ind_obj_info_t;
 
 typedef int tnfctl_ind_obj_f(void *, const struct tnfctl_ind_obj_info *, void *);

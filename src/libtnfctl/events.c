@@ -70,7 +70,8 @@ int tnf_events_load(bool use_kfunc)
 	if (err)
 		goto fail;
 	/* Only the tracepoints here; uprobes are attached per object later. */
-	if (!bpf_program__attach(skel->progs.on_fork) || !bpf_program__attach(skel->progs.on_exec) ||
+	if (!bpf_program__attach(skel->progs.on_fork) ||
+	    !bpf_program__attach(skel->progs.on_exec) ||
 	    !bpf_program__attach(skel->progs.on_exit)) {
 		err = -errno;
 		goto fail;
@@ -166,7 +167,8 @@ static int attach_once(struct bpf_program *prog, bool ret, const char *path, con
 	k.ino = st.st_ino;
 	k.off = es.file_off | (uint64_t)ret << 63;
 	for (i = 0; i < nattached; i++)
-		if (attached[i].dev == k.dev && attached[i].ino == k.ino && attached[i].off == k.off)
+		if (attached[i].dev == k.dev && attached[i].ino == k.ino &&
+		    attached[i].off == k.off)
 			return 0;
 	link = bpf_program__attach_uprobe(prog, ret, -1, path, es.file_off);
 	if (!link)

@@ -21,7 +21,7 @@ struct tnfctl_handle {
 	pthread_mutex_t lock; /* one call at a time per handle */
 	int sock;	      /* our end of the handle socket */
 	pid_t pid;
-	bool exec_child;      /* started by exec_open: killed by a DEFAULT close */
+	bool exec_child; /* started by exec_open: killed by a DEFAULT close */
 	enum tnf_hstate state;
 	bool have_event;
 	tnfctl_event_info_t last;

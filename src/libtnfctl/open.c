@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -10,6 +11,27 @@
 #include "internal.h"
 
 extern char **environ;
+
+/*
+ * The tracer helper keeps the credentials it was started with; the caller's
+ * own right to ptrace @pid is what counts (opening /proc/PID/mem makes the
+ * kernel's ptrace access check with the caller's credentials).
+ */
+static tnfctl_errcode_t check_caller_may_trace(pid_t pid)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return TNFCTL_ERR_NONE;
+	}
+	if (errno == ENOENT || errno == ESRCH)
+		return TNFCTL_ERR_NOPROCESS;
+	return TNFCTL_ERR_ACCES;
+}
 
 TNF_API tnfctl_errcode_t tnfctl_pid_open(pid_t pid, tnfctl_handle_t **retval)
 {
@@ -22,6 +44,9 @@ TNF_API tnfctl_errcode_t tnfctl_pid_open(pid_t pid, tnfctl_handle_t **retval)
 		return TNFCTL_ERR_BADARG;
 	if (pid <= 0)
 		return TNFCTL_ERR_NOPROCESS;
+	err = check_caller_may_trace(pid);
+	if (err)
+		return err;
 	err = tnf_client_new_handle(&h);
 	if (err)
 		return err;
@@ -66,9 +91,9 @@ static pid_t spawn_waiting(const char *path, char *const *argv, char *const *env
 	_exit(127);
 }
 
-TNF_API tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv,
-					  char *const *envp, const char *ld_preload,
-					  const char *libtnfprobe_path, tnfctl_handle_t **retval)
+TNF_API tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *const *envp,
+					  const char *ld_preload, const char *libtnfprobe_path,
+					  tnfctl_handle_t **retval)
 {
 	struct tnf_req req = {.op = TNF_OP_EXEC_ATTACH};
 	struct tnfctl_handle *h = NULL;

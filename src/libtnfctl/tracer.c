@@ -70,7 +70,8 @@ static void suspended_resume_all(void)
 	size_t i;
 
 	for (i = 0; i < nsuspended; i++)
-		if (suspended[i].start && tnf_proc_starttime(suspended[i].pid) == suspended[i].start)
+		if (suspended[i].start &&
+		    tnf_proc_starttime(suspended[i].pid) == suspended[i].start)
 			kill(suspended[i].pid, SIGCONT);
 	nsuspended = 0;
 }
@@ -80,7 +81,7 @@ static bool debug_on;
 #define dbg(...)                                                                                   \
 	do {                                                                                       \
 		if (debug_on)                                                                      \
-			fprintf(stderr, "tnfctl-tracer: " __VA_ARGS__);                             \
+			fprintf(stderr, "tnfctl-tracer: " __VA_ARGS__);                            \
 	} while (0)
 
 /* ---- sockets and replies ------------------------------------------------ */
@@ -306,7 +307,8 @@ static void on_fork_rec(struct target *t, const struct tnf_rec *r)
 			cth = thr_add(c, r->child);
 			if (cth && !(t->bpf_flags & TNF_F_PTRACE_FORK)) {
 				/* Already ours if clone() auto-attached it. */
-				if (thr_seize(r->child, false) == 0 || tnf_proc_tracer(r->child) == getpid()) {
+				if (thr_seize(r->child, false) == 0 ||
+				    tnf_proc_tracer(r->child) == getpid()) {
 					if (r->flags & TNF_RF_CHILD_STOPPED)
 						cth->expect_sigstop = 1;
 					else

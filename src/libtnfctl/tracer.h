@@ -25,20 +25,20 @@ struct thr {
 	bool group_stop;   /* the collected stop is a job-control stop */
 	bool in_vfork;	   /* blocked in vfork: cannot run user code, counts as stopped */
 	bool detached;
-	int pending_sig;   /* signal to deliver when resumed */
+	int pending_sig;    /* signal to deliver when resumed */
 	int expect_sigstop; /* SIGSTOPs sent by BPF, to swallow */
 };
 
 /* What the target is doing on behalf of its handle. */
 enum tgt_phase {
-	PH_EXEC_WAIT,  /* exec_open: seized, waiting for the exec stop */
-	PH_OPEN_STOP,  /* pid_open: waiting for every thread to stop */
-	PH_SYNC_WAIT,  /* running to the rtld sync point */
-	PH_IDLE,       /* stopped, handle idle */
-	PH_RUNNING,    /* tnfctl_continue in progress */
-	PH_CHILD,      /* fork child, waiting to be reported with the parent's FORK */
-	PH_CLOSING,    /* detaching thread by thread */
-	PH_KILLING,    /* SIGKILLed, waiting for it to be gone */
+	PH_EXEC_WAIT, /* exec_open: seized, waiting for the exec stop */
+	PH_OPEN_STOP, /* pid_open: waiting for every thread to stop */
+	PH_SYNC_WAIT, /* running to the rtld sync point */
+	PH_IDLE,      /* stopped, handle idle */
+	PH_RUNNING,   /* tnfctl_continue in progress */
+	PH_CHILD,     /* fork child, waiting to be reported with the parent's FORK */
+	PH_CLOSING,   /* detaching thread by thread */
+	PH_KILLING,   /* SIGKILLed, waiting for it to be gone */
 };
 
 struct tevent {
@@ -60,11 +60,11 @@ struct target {
 	bool dead;	     /* leader reaped */
 	bool exit_rec;	     /* EXIT record arrived */
 	bool ended_group_stop;
-	bool close_cont;     /* PH_CLOSING: SIGCONT once every thread is detached */
-	int close_sig;	     /* PH_CLOSING: SIGSTOP for SUSPEND */
-	int fail_err;	     /* PH_KILLING: the error to reply once it is gone */
-	int expect_sigcont;  /* SIGCONTs sent by us, to swallow */
-	int exit_code;	     /* kernel exit code (from the record or waitpid) */
+	bool close_cont;    /* PH_CLOSING: SIGCONT once every thread is detached */
+	int close_sig;	    /* PH_CLOSING: SIGSTOP for SUSPEND */
+	int fail_err;	    /* PH_KILLING: the error to reply once it is gone */
+	int expect_sigcont; /* SIGCONTs sent by us, to swallow */
+	int exit_code;	    /* kernel exit code (from the record or waitpid) */
 	int wait_status;
 	uint64_t exit_time;
 	enum tgt_phase phase;
