@@ -29,7 +29,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 TEST_HELPERS := $(patsubst tests/helpers/%.c,$(B)/tests/helpers/%,$(wildcard tests/helpers/*.c))
 
 all: $(B)/libtnfctl.so.1 $(B)/libtnfctl.so $(B)/libtnfprobe.so.1 $(B)/tnfctl-follow \
-	$(B)/demo/tnfdemo $(B)/demo/libtnfdemo_plugin.so $(B)/tnfctl.pc
+	$(B)/demo/tnfdemo $(B)/demo/libtnfdemo_plugin.so
 
 $(B)/%.o: %.c | $(B)/tnfctl.skel.h
 	@mkdir -p $(dir $@)
@@ -67,10 +67,6 @@ $(B)/demo/libtnfdemo_plugin.so: examples/demo/plugin.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared -o $@ $<
 
-$(B)/tnfctl.pc: tnfctl.pc.in
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
-		-e 's|@VERSION@|$(VERSION)|' $< > $@
-
 # ---- tests ----------------------------------------------------------------
 $(B)/tests/%: tests/%.c tests/testlib.h $(B)/libtnfctl.so
 	@mkdir -p $(dir $@)
@@ -102,7 +98,9 @@ install: all
 	install -m 0755 $(B)/libtnfctl.so.1 $(B)/libtnfprobe.so.1 $(DESTDIR)$(LIBDIR)/
 	ln -sf libtnfctl.so.1 $(DESTDIR)$(LIBDIR)/libtnfctl.so
 	install -m 0644 include/tnf/tnfctl.h $(DESTDIR)$(INCDIR)/tnf/
-	install -m 0644 $(B)/tnfctl.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCDIR@|$(INCDIR)|g' \
+		-e 's|@VERSION@|$(VERSION)|g' tnfctl.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/tnfctl.pc
+	chmod 0644 $(DESTDIR)$(LIBDIR)/pkgconfig/tnfctl.pc
 	$(CC) $(CFLAGS) -o $(DESTDIR)$(BINDIR)/tnfctl-follow examples/tnfctl-follow.c \
 		-L$(B) -ltnfctl -lpthread -Wl,-rpath,$(LIBDIR)
 

@@ -386,7 +386,7 @@ static void test_follow_killed_at_random_moments(void **state)
 	print_message("random kills: seed %u (set TL_SEED to repeat)\n", seed);
 	for (run = 0; run < runs; run++) {
 		struct tl_proc *p = tl_proc_new();
-		int want = 1 + rand_r(&seed) % 40, got = 0, tracer_fd, bad;
+		int want = 1 + rand_r(&seed) % 40, got = 0, tracer_fd, bad, stalled;
 		struct tl_pinfo *ps;
 		pid_t tracer = 0;
 		char **env;
@@ -408,9 +408,8 @@ static void test_follow_killed_at_random_moments(void **state)
 		}
 		while (got < want && tl_read_line(p, tl.timeout_ms))
 			got++;
-		if (got < want)
-			fail_msg("run %d (seed %u): tnfctl-follow printed %d lines, waited for %d",
-				 run, seed, got, want);
+		/* a stalled follower is a failure too, but check the kill first */
+		stalled = got < want;
 		n = tl_subtree(&ps);
 		for (i = 0; i < n; i++)
 			if (ps[i].ppid == p->pid && tl_is_tracer(&ps[i]))
@@ -446,6 +445,11 @@ static void test_follow_killed_at_random_moments(void **state)
 			fail_msg("run %d: the tree did not go away after SIGKILL: %s", run, msg);
 		tl_proc_close_fds(p);
 		p->used = 0;
+		if (stalled)
+			fail_msg("run %d (seed %u): tnfctl-follow stalled: %d lines in %d ms, "
+				 "waited "
+				 "for %d (the tree was clean after its SIGKILL)",
+				 run, seed, got, tl.timeout_ms, want);
 	}
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Controller side of the tracer helper: starts it on the first open, hands it
- * one socket per handle, and waits for it when the last handle is closed.
+ * one socket per handle, and lets it go when the last handle is closed.
  *
  * All ptrace requests must come from the tracing thread, and waitpid() on
  * tracees must not steal the application's own children, so the tracing is
@@ -21,7 +21,6 @@
 
 static pthread_mutex_t agent_lock = PTHREAD_MUTEX_INITIALIZER;
 static int agent_sock = -1;
-static pid_t agent_pid;
 static unsigned int agent_users;
 static _Atomic uint64_t lost_seen;
 
@@ -66,10 +65,17 @@ int tnf_client_socketpair(int sv[2])
 	return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv);
 }
 
+/*
+ * The helper is started through an intermediate process, so that it is not
+ * our child: the application never sees its SIGCHLD nor has to reap it, and
+ * the last tnfctl_close() need not wait while the kernel unregisters its
+ * uprobes (hundreds of ms), which happens after the helper has let go of
+ * every target.
+ */
 static tnfctl_errcode_t agent_start(void)
 {
 	struct tnf_rep rep;
-	int sv[2];
+	int sv[2], st;
 	pid_t pid;
 	ssize_t n;
 
@@ -82,19 +88,23 @@ static tnfctl_errcode_t agent_start(void)
 		return TNFCTL_ERR_ALLOCFAIL;
 	}
 	if (pid == 0) {
+		pid_t agent;
+
 		close(sv[0]);
-		_exit(tnf_tracer_main(sv[1]));
+		agent = fork();
+		if (agent == 0)
+			_exit(tnf_tracer_main(sv[1]));
+		_exit(agent < 0);
 	}
 	close(sv[1]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
 	n = tnf_recv(sv[0], &rep, sizeof(rep), NULL);
 	if (n != (ssize_t)sizeof(rep) || rep.err != TNFCTL_ERR_NONE) {
 		close(sv[0]);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
 		return n == (ssize_t)sizeof(rep) ? (tnfctl_errcode_t)rep.err : TNFCTL_ERR_INTERNAL;
 	}
 	agent_sock = sv[0];
-	agent_pid = pid;
 	return TNFCTL_ERR_NONE;
 }
 
@@ -120,8 +130,6 @@ static void agent_put(void)
 		tnf_send(agent_sock, &quit, sizeof(quit), -1);
 		close(agent_sock);
 		agent_sock = -1;
-		while (waitpid(agent_pid, NULL, 0) < 0 && errno == EINTR)
-			;
 	}
 	pthread_mutex_unlock(&agent_lock);
 }

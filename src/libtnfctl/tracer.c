@@ -818,7 +818,8 @@ static void op_close(struct target *t, int op)
 /* The controller went away without closing: kill exec'd targets, free the rest. */
 static void abandon(struct target *t)
 {
-	if (t->phase == PH_CLOSING || t->phase == PH_KILLING)
+	/* A fork child not yet reported goes with its parent's event. */
+	if (t->phase == PH_CLOSING || t->phase == PH_KILLING || t->phase == PH_CHILD)
 		return;
 	drop_fd(t->sock);
 	t->sock = -1;
