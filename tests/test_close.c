@@ -46,6 +46,12 @@ static void test_close_default_resumes_pid_opened(void **state)
 	tl_assert_running(p->pid, "attached target after close DEFAULT");
 	tl_send(p, "ping");
 	tl_expect(p, "pong");
+	tl_send(p, "fork 0");
+	tl_expect(p, "child");
+	tl_expect(p, "forked");
+	tl_send(p, "execself");
+	tl_expect(p, "ready");
+	tl_assert_running(p->pid, "released target after fork and exec");
 }
 
 /* KILL: the target is gone when close returns. */
@@ -95,6 +101,15 @@ static void test_close_resume_pid_opened(void **state)
 	tl_expect(p, "forked");
 	tl_send(p, "tracer");
 	assert_string_equal(tl_expect(p, "tracer"), "tracer 0");
+	/* no BPF tracking is left either: its events no longer stop it */
+	tl_send(p, "fork 3");
+	tl_expect(p, "child");
+	assert_string_equal(strstr(tl_expect(p, "forked"), "status"), "status 3");
+	tl_send(p, "dlopen libz.so.1");
+	tl_expect(p, "dlopen ok");
+	tl_send(p, "dlclose");
+	tl_expect(p, "dlclose 0");
+	tl_assert_running(p->pid, "after events of the released target");
 }
 
 /* RESUME releases an exec_open'd target: it runs on after the handle is gone. */

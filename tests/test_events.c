@@ -155,6 +155,18 @@ static void test_exec_event(void **state)
 	if (!is_true_path(info.path))
 		fail_msg("EXEC path \"%s\", expected /bin/true", info.path);
 	tl_assert_all_stopped(p->pid, "at EXEC");
+	{
+		char exe[PATH_MAX], link[64];
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", p->pid);
+		n = readlink(link, exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+		if (!is_true_path(exe))
+			fail_msg("at EXEC the process runs \"%s\", not the new image", exe);
+		if (tl_maps_has(p->pid, "libc.so.6"))
+			fail_msg("at EXEC the new image has already mapped libc (ld.so ran)");
+	}
 	tl_assert_err(tnfctl_continue(h, &evt, NULL), TNFCTL_ERR_BADARG);
 	tl_close(h, TNFCTL_TARG_DEFAULT);
 	st = tl_reap(p->pid);

@@ -22,6 +22,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <tnf/tnfctl.h>
 #include "elfsym.h"
@@ -351,6 +352,7 @@ static void on_record(const struct tnf_rec *r)
 		t->exit_rec = true;
 		t->exit_code = r->exit_code;
 		t->exit_time = r->time_ns;
+		t->exit_tid = r->tid;
 		break;
 	case TNF_REC_DLOPEN:
 	case TNF_REC_DLCLOSE:
@@ -680,11 +682,16 @@ static void fill_exit(struct target *t, struct tnf_rep *rep)
 	int code = t->exit_code;
 
 	if (!t->exit_rec) {
+		struct timespec ts;
+
 		/* The record was lost: ptrace's view is still right. */
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t->exit_time = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 		code = WIFSIGNALED(t->wait_status) ? WTERMSIG(t->wait_status)
 						   : WEXITSTATUS(t->wait_status) << 8;
 	}
 	rep->time_ns = t->exit_time;
+	rep->tid = t->exit_rec ? t->exit_tid : t->tgid;
 	if (code & 0x7f) {
 		rep->event = TNFCTL_EVENT_TARGGONE;
 		rep->term_signal = code & 0x7f;

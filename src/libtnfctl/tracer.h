@@ -67,6 +67,7 @@ struct target {
 	int exit_code;	    /* kernel exit code (from the record or waitpid) */
 	int wait_status;
 	uint64_t exit_time;
+	pid_t exit_tid; /* last thread to leave */
 	enum tgt_phase phase;
 	struct thr *thrs;
 	struct tevent *events; /* FIFO of events to report */
