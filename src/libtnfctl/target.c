@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Target processes seen through /proc: status, mappings, memory, rtld state. */
+#include <dirent.h>
 #include <elf.h>
+#include <time.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -85,6 +87,55 @@ unsigned long long tnf_proc_starttime(pid_t pid)
 	if (p)
 		start = strtoull(p + 1, NULL, 10);
 	return start;
+}
+
+static bool all_threads_job_stopped(pid_t pid)
+{
+	char path[320], buf[512];
+	struct dirent *de;
+	bool ok = true;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return true;
+	while (ok && (de = readdir(d))) {
+		char *p;
+		ssize_t n;
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", pid, de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		p = strrchr(buf, ')');
+		if (p && p[1] == ' ' && p[2] != 'T' && p[2] != 'Z' && p[2] != 'X')
+			ok = false;
+	}
+	closedir(d);
+	return ok;
+}
+
+/*
+ * After a detach the kernel wakes each thread, which then re-enters the
+ * group-stop on its own; nothing notifies a former tracer, so look (briefly)
+ * until every thread shows 'T'.
+ */
+void tnf_proc_wait_stopped(pid_t pid)
+{
+	struct timespec ts = {.tv_nsec = 20000};
+	int i;
+
+	for (i = 0; i < 5000 && !all_threads_job_stopped(pid); i++)
+		nanosleep(&ts, NULL);
 }
 
 static uint64_t auxv_base(pid_t pid)

@@ -76,7 +76,7 @@ static void suspended_resume_all(void)
 			kill(suspended[i].pid, SIGCONT);
 	nsuspended = 0;
 }
-static void close_detach(struct target *t, int sig, bool force_cont);
+static void close_detach(struct target *t, int sig, bool force_cont, int reply);
 
 static bool debug_on;
 #define dbg(...)                                                                                   \
@@ -178,7 +178,7 @@ static void release_event_children(struct target *t)
 	for (e = t->events; e; e = e->next)
 		if (e->child) {
 			e->child->parent = NULL;
-			close_detach(e->child, 0, true);
+			close_detach(e->child, 0, true, -1);
 			e->child = NULL;
 		}
 }
@@ -232,8 +232,10 @@ static bool fully_stopped(struct target *t)
  * @sig: SIGSTOP to leave it in a job-control stop (SUSPEND), else 0.
  * @force_cont: end with a SIGCONT, which also discards any SIGSTOP that BPF
  * sent and nobody collected.
+ * @reply: the error to send on the handle socket once every thread is
+ * detached (so the caller sees the final state), or -1 for no reply.
  */
-static void close_detach(struct target *t, int sig, bool force_cont)
+static void close_detach(struct target *t, int sig, bool force_cont, int reply)
 {
 	struct thr *th;
 
@@ -244,13 +246,16 @@ static void close_detach(struct target *t, int sig, bool force_cont)
 			force_cont = true;
 	t->close_sig = sig;
 	t->close_cont = !sig && force_cont;
-	/* Queued now, acted on once detached: a detach cannot inject it reliably. */
+	t->close_reply = reply;
+	if (reply < 0) {
+		drop_fd(t->sock);
+		t->sock = -1;
+	}
+	/* SUSPEND: queued now; the threads enter the group-stop while still traced. */
 	if (sig && !t->dead) {
 		kill(t->tgid, sig);
 		suspended_add(t->tgid);
 	}
-	drop_fd(t->sock);
-	t->sock = -1;
 	t->phase = PH_CLOSING;
 	evaluate(t);
 }
@@ -268,13 +273,14 @@ static void fail_open(struct target *t, int err)
 		t->phase = PH_KILLING;
 		return;
 	}
-	t->sock = -1;
-	reply_err(sock, err);
-	drop_fd(sock);
-	if (t->dead)
+	if (t->dead) {
+		t->sock = -1;
+		reply_err(sock, err);
+		drop_fd(sock);
 		target_destroy(t);
-	else
-		close_detach(t, 0, true);
+	} else {
+		close_detach(t, 0, true, err);
+	}
 }
 
 /* ---- records from the ring buffer ------------------------------------- */
@@ -720,7 +726,7 @@ static void bind_child(struct target *t, struct target *c)
 		c->phase = PH_IDLE;
 		tnf_events_track(c->tgid, 0, c->r_state_addr);
 	} else {
-		close_detach(c, 0, true);
+		close_detach(c, 0, true, -1);
 	}
 }
 
@@ -816,10 +822,7 @@ static void op_close(struct target *t, int op)
 		t->phase = PH_KILLING;
 		return; /* replied once it is gone */
 	}
-	t->sock = -1;
-	reply_err(sock, TNFCTL_ERR_NONE);
-	drop_fd(sock);
-	close_detach(t, op == TNFCTL_TARG_SUSPEND ? SIGSTOP : 0, false);
+	close_detach(t, op == TNFCTL_TARG_SUSPEND ? SIGSTOP : 0, false, TNFCTL_ERR_NONE);
 }
 
 /* The controller went away without closing: kill exec'd targets, free the rest. */
@@ -836,32 +839,58 @@ static void abandon(struct target *t)
 		t->phase = PH_KILLING;
 		return;
 	}
-	close_detach(t, 0, true);
+	close_detach(t, 0, true, -1);
 }
 
 /* ---- the state machine -------------------------------------------------- */
 
+static void closing_reply(struct target *t)
+{
+	if (t->close_reply < 0)
+		return;
+	reply_err(t->sock, t->close_reply);
+	t->close_reply = -1;
+	drop_fd(t->sock);
+	t->sock = -1;
+}
+
 static void evaluate_closing(struct target *t)
 {
+	bool left = false, blocking = false;
 	struct thr *th;
-	bool left = false;
 
 	for (th = t->thrs; th; th = th->next) {
 		if (th->detached)
 			continue;
-		if (th->stopped) {
+		if (th->stopped && t->close_sig && !th->group_stop) {
+			/* SUSPEND: run it into the group-stop (its pending SIGSTOP) first. */
+			thr_resume(th);
+		} else if (th->stopped) {
 			thr_detach(th, 0);
-			if (!th->detached)
-				left = true; /* it died under us; its exit will come */
-		} else {
-			if (!th->interrupting && ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0)
-				th->interrupting = true;
+		} else if (!th->interrupting && !t->close_sig &&
+			   ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0) {
+			th->interrupting = true;
+		}
+		if (!th->detached) {
 			left = true;
+			/* A thread blocked in vfork may take long: do not hold the caller. */
+			if (!th->in_vfork)
+				blocking = true;
 		}
 	}
-	if (left && !t->dead)
+	if (t->dead) {
+		closing_reply(t);
+		target_destroy(t);
 		return;
-	if (t->close_cont && !t->dead)
+	}
+	if (blocking)
+		return;
+	if (t->close_sig)
+		tnf_proc_wait_stopped(t->tgid);
+	closing_reply(t);
+	if (left)
+		return;
+	if (t->close_cont)
 		kill(t->tgid, SIGCONT);
 	target_destroy(t);
 }

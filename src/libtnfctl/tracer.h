@@ -62,6 +62,7 @@ struct target {
 	bool ended_group_stop;
 	bool close_cont;    /* PH_CLOSING: SIGCONT once every thread is detached */
 	int close_sig;	    /* PH_CLOSING: SIGSTOP for SUSPEND */
+	int close_reply;    /* PH_CLOSING: error to reply once detached, or -1 */
 	int fail_err;	    /* PH_KILLING: the error to reply once it is gone */
 	int expect_sigcont; /* SIGCONTs sent by us, to swallow */
 	int exit_code;	    /* kernel exit code (from the record or waitpid) */
@@ -114,6 +115,7 @@ int tnf_proc_tgid(pid_t tid);
 int tnf_proc_tracer(pid_t pid);
 bool tnf_proc_sigstop_pending(pid_t pid);
 unsigned long long tnf_proc_starttime(pid_t pid);
+void tnf_proc_wait_stopped(pid_t pid);
 int tnf_proc_maps(pid_t pid, struct tnf_maps_info *mi);
 int tnf_proc_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 /* rtld: &_r_debug.r_state, and whether start-up is complete. */
