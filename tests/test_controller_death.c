@@ -14,23 +14,7 @@ struct ctl {
 	int report_r;
 	struct tl_proc rep; /* only reply_r/buf are used, to read its lines */
 	pid_t tracer;
-	int tracer_fd;
 };
-
-/* Finds the tnfctl-tracer child of @ppid. */
-static pid_t find_tracer_of(pid_t ppid)
-{
-	struct tl_pinfo *ps;
-	pid_t found = 0;
-	int i, n;
-
-	n = tl_subtree(&ps);
-	for (i = 0; i < n; i++)
-		if (ps[i].ppid == ppid && tl_is_tracer(&ps[i]))
-			found = ps[i].pid;
-	free(ps);
-	return found;
-}
 
 /*
  * Starts tl_ctl on the attached target @a (pid_open) and on a tl_target it
@@ -44,6 +28,7 @@ static void start_controller(struct ctl *c, struct tl_proc *a, struct tl_proc *b
 	int rep[2], keep[4];
 	char **env;
 	pid_t opened_a, opened_b;
+	char comm[64];
 
 	memset(c, 0, sizeof(*c));
 	if (pipe2(rep, O_CLOEXEC))
@@ -71,29 +56,32 @@ static void start_controller(struct ctl *c, struct tl_proc *a, struct tl_proc *b
 	tl_proc_set_pid(b, opened_b);
 	tl_expect(&c->rep, run ? "running" : "stopped");
 
-	c->tracer = find_tracer_of(c->pid);
-	if (!c->tracer)
-		fail_msg("no tnfctl-tracer child of the controller %d", c->pid);
-	c->tracer_fd = tl_pidfd_open(c->tracer);
-	assert_true(c->tracer_fd >= 0);
-	assert_int_equal(tl_tracer_pid(a->pid), c->tracer);
+	/* the tracer helper: whatever its parent, it is the targets' TracerPid */
+	c->tracer = tl_tracer_pid(a->pid);
+	if (c->tracer <= 0)
+		fail_msg("the attached target %d is not traced after the controller opened it",
+			 a->pid);
+	tl_comm(c->tracer, comm, sizeof(comm));
+	if (strcmp(comm, "tnfctl-tracer"))
+		fail_msg("the target's tracer %d is \"%s\", not tnfctl-tracer", c->tracer, comm);
 	assert_int_equal(tl_tracer_pid(b->pid), c->tracer);
 }
 
 static void kill_controller(struct ctl *c)
 {
-	int st;
+	int st, found;
 
 	kill(c->pid, SIGKILL);
 	st = tl_reap(c->pid);
 	assert_true(WIFSIGNALED(st));
 	close(c->rep.reply_r);
-	/* the tracer was reparented to us: wait for it to clean up and exit */
-	if (tl_pidfd_wait(c->tracer_fd, tl.timeout_ms))
+	/* the tracer (reparented to us, a subreaper) cleans up and exits */
+	if (tl_wait_tracers_gone(tl.timeout_ms, &found))
 		fail_msg("tnfctl-tracer %d did not exit within %d ms after its controller died",
 			 c->tracer, tl.timeout_ms);
-	close(c->tracer_fd);
-	tl_reap(c->tracer);
+	if (!found)
+		fail_msg("tnfctl-tracer %d is not in the test's process subtree", c->tracer);
+	tl_reap_children();
 }
 
 static void check_after_death(struct tl_proc *a, struct tl_proc *b)

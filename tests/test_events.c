@@ -306,6 +306,43 @@ static void test_dlopen_dlclose_events(void **state)
 	tl_close(h, TNFCTL_TARG_DEFAULT);
 }
 
+/*
+ * A dlopen of an object already loaded adds nothing to the link map; as on
+ * Solaris it is still an event, reported at the return of dlopen (likewise a
+ * dlclose that unloads nothing).
+ */
+static void test_dlopen_of_loaded_object(void **state)
+{
+	tnfctl_event_info_t info;
+	struct tl_proc *p;
+	tnfctl_handle_t *h;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 1);
+	h = tl_pid_open(p->pid);
+	tl_send(p, "dlopen libc.so.6");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_DLOPEN);
+	tl_info(h, &info);
+	if (strcmp(info.path, "libc.so.6"))
+		fail_msg("DLOPEN path \"%s\" is not the name asked for, libc.so.6", info.path);
+	tl_assert_all_stopped(p->pid, "at DLOPEN of a loaded object");
+	tl_expect_silence(p, "the target must be stopped at the return of dlopen");
+
+	tl_send(p, "dlclose");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_DLCLOSE);
+	tl_expect(p, "dlopen ok");
+	tl_info(h, &info);
+	if (strcmp(info.path, "libc.so.6") && !strstr(info.path, "libc.so.6"))
+		fail_msg("DLCLOSE path \"%s\" does not name libc.so.6", info.path);
+	tl_assert_all_stopped(p->pid, "at DLCLOSE of a still-needed object");
+
+	tl_send(p, "exit 0");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
+	tl_expect(p, "dlclose 0");
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+}
+
 /* A dlopen of the demo plugin on an exec_open'd target; the plugin's path is reported. */
 static void test_dlopen_event_full_path(void **state)
 {
@@ -343,6 +380,7 @@ int main(void)
 		TL_TEST(test_targgone_event_signal),
 		TL_TEST(test_dlopen_dlclose_events),
 		TL_TEST(test_dlopen_event_full_path),
+		TL_TEST(test_dlopen_of_loaded_object),
 		TL_FINAL_TEST,
 	};
 

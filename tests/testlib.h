@@ -510,6 +510,38 @@ static inline void tl_kill_subtree(int spare_tracer)
 	free(ps);
 }
 
+/*
+ * Waits up to @timeout_ms for every live tnfctl-tracer of the subtree to
+ * exit (it may be a child or, after its parent died, reparented to us).
+ * Returns how many are still alive; @found (if set) gets how many there were.
+ */
+static inline int tl_wait_tracers_gone(int timeout_ms, int *found)
+{
+	long long end = tl_now_ms() + timeout_ms;
+	struct tl_pinfo *ps;
+	int i, n, alive = 0, nfound = 0;
+
+	n = tl_subtree(&ps);
+	for (i = 0; i < n; i++) {
+		int fd, left;
+
+		if (!tl_is_tracer(&ps[i]) || ps[i].state == 'Z' || ps[i].state == 'X')
+			continue;
+		nfound++;
+		fd = tl_pidfd_open(ps[i].pid);
+		if (fd < 0)
+			continue;
+		left = end - tl_now_ms();
+		if (tl_pidfd_wait(fd, left > 0 ? left : 0))
+			alive++;
+		close(fd);
+	}
+	free(ps);
+	if (found)
+		*found = nfound;
+	return alive;
+}
+
 static inline void tl_reap_children(void)
 {
 	int st;

@@ -235,6 +235,9 @@ tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *
  * Resumes every thread and blocks until one of:
  *  DLOPEN/DLCLOSE  the link map became consistent after an object was
  *                  added/removed; the new object's constructors have not run.
+ *                  A successful dlopen of an object already loaded (or a
+ *                  dlclose that unloads nothing) changes no link map; as on
+ *                  Solaris it is still reported, at the return of the call.
  *  EXEC            a successful execve; stopped before the new image's first
  *                  instruction.  The handle is then only good for close;
  *                  SUSPEND then tnfctl_pid_open() controls the new image.
@@ -264,8 +267,11 @@ tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *hndl, tnfctl_event_t *evt,
  *           (and child handles); KILL kills it and waits until it is gone;
  *           RESUME detaches and lets it run; SUSPEND detaches and leaves it
  *           in a job-control stop another controller can attach to.
- * The handle is freed on success.  Nothing is left behind: no stopped
- * thread, no BPF tracking of the target.
+ * The handle is freed.  The operation has taken effect when this returns:
+ * KILL: the target is gone; RESUME: every thread detached and running;
+ * SUSPEND: every thread detached and in the job-control stop ('T').
+ * Nothing is left behind: no stopped thread, no BPF tracking of the target.
+ * (A thread blocked in vfork() is detached once the vfork returns.)
  *
  * Errors:
  *  TNFCTL_ERR_BADARG    @targ_op is not one of the four (handle untouched).
@@ -316,7 +322,8 @@ typedef struct tnfctl_event_info {
 	pid_t child_pid;      /* FORK: the new process */
 	int exit_status;      /* EXIT: the status passed to exit (0-255) */
 	int term_signal;      /* TARGGONE: the signal that ended it, else 0 */
-	char path[4096];      /* EXEC: new program; DLOPEN/DLCLOSE: object */
+	char path[4096];      /* EXEC: new program; DLOPEN/DLCLOSE: the name passed to
+				 dlopen (the object's name for dlclose), "" if unknown */
 } tnfctl_event_info_t;
 
 /*
