@@ -76,7 +76,7 @@ $(B)/tests/helpers/static_prog: tests/helpers/static_prog.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -static -o $@ $<
 
-$(B)/tests/helpers/%: tests/helpers/%.c
+$(B)/tests/helpers/%: tests/helpers/%.c tests/helpers/target_common.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -ldl -lpthread
 

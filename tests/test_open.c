@@ -3,6 +3,7 @@
  * tnfctl_exec_open and tnfctl_pid_open: where they leave the target and
  * every error code they document.
  */
+#include <dirent.h>
 #include <elf.h>
 #include <sys/ptrace.h>
 #include "testlib.h"
@@ -408,6 +409,72 @@ static void test_pid_open_stops_every_thread(void **state)
 	tl_assert_running(p->pid, "after close RESUME");
 }
 
+/* A thread id is not a process id, and a kernel thread cannot be traced. */
+static void test_pid_open_thread_id_and_kthread(void **state)
+{
+	tnfctl_handle_t *h = (tnfctl_handle_t *)&h;
+	char path[64], line[128];
+	struct dirent *de;
+	struct tl_proc *p;
+	pid_t tid = 0;
+	FILE *f;
+	DIR *d;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.threads_prog, 1);
+	snprintf(path, sizeof(path), "/proc/%d/task", p->pid);
+	d = opendir(path);
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (atoi(de->d_name) > 0 && atoi(de->d_name) != p->pid)
+			tid = atoi(de->d_name);
+	closedir(d);
+	assert_true(tid > 0);
+	tl_assert_err(tnfctl_pid_open(tid, &h), TNFCTL_ERR_NOPROCESS);
+	assert_ptr_equal(h, (tnfctl_handle_t *)&h);
+	tl_assert_running(p->pid, "after pid_open of one of its threads");
+
+	/* kthreadd is pid 2 where the kernel says so */
+	f = fopen("/proc/2/status", "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strcmp(line, "Kthread:\t1\n")) {
+			tl_assert_err(tnfctl_pid_open(2, &h), TNFCTL_ERR_ACCES);
+			assert_ptr_equal(h, (tnfctl_handle_t *)&h);
+		}
+	if (f)
+		fclose(f);
+}
+
+/* An empty $PATH component is the current directory, as for execvp. */
+static void test_exec_open_empty_path_component(void **state)
+{
+	char *argv[] = {"tl_target", NULL};
+	char cwd[PATH_MAX], dir[PATH_MAX], *old, *saved = NULL;
+	tnfctl_handle_t *h = NULL;
+	tnfctl_errcode_t err;
+
+	(void)state;
+	tl_require_root();
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	snprintf(dir, sizeof(dir), "%s", tl.target);
+	*strrchr(dir, '/') = '\0';
+	old = getenv("PATH");
+	if (old)
+		saved = strdup(old);
+	setenv("PATH", "/nonexistent-tnfctl-dir:", 1);
+	assert_int_equal(chdir(dir), 0);
+	err = tnfctl_exec_open("tl_target", argv, NULL, NULL, NULL, &h);
+	assert_int_equal(chdir(cwd), 0);
+	if (saved)
+		setenv("PATH", saved, 1);
+	else
+		unsetenv("PATH");
+	free(saved);
+	tl_assert_err(err, TNFCTL_ERR_NONE);
+	tl_close(h, TNFCTL_TARG_KILL);
+}
+
 static void test_pid_open_self_badarg(void **state)
 {
 	tnfctl_handle_t *h = (tnfctl_handle_t *)&h;
@@ -575,6 +642,8 @@ int main(void)
 		TL_TEST(test_open_without_privileges_acces),
 		TL_TEST(test_pid_open_stops_every_thread),
 		TL_TEST(test_pid_open_self_badarg),
+		TL_TEST(test_pid_open_thread_id_and_kthread),
+		TL_TEST(test_exec_open_empty_path_component),
 		TL_TEST(test_pid_open_no_such_process),
 		TL_TEST(test_pid_open_traced_by_other_busy),
 		TL_TEST(test_pid_open_twice_busy),

@@ -73,6 +73,50 @@ static void kicker_finish(struct kicker *k, pthread_t t)
 	close(k->done_fds[1]);
 }
 
+/*
+ * Interrupted again and again while a thread creates and joins threads: any
+ * ptrace-stop (a clone event) uses up a pending PTRACE_INTERRUPT, which must
+ * then be sent again, or tnfctl_continue never returns.
+ */
+static void test_eintr_while_threads_churn(void **state)
+{
+	struct sigaction sa, old;
+	tnfctl_event_t evt;
+	tnfctl_errcode_t err;
+	struct kicker k;
+	struct tl_proc *p;
+	tnfctl_handle_t *h;
+	pthread_t t;
+	int i;
+
+	(void)state;
+	tl_require_root();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, &old);
+
+	p = tl_start_target(tl.target, 1);
+	tl_send(p, "churn");
+	tl_expect(p, "churn");
+	h = tl_pid_open(p->pid);
+	for (i = 0; i < 100; i++) {
+		evt = (tnfctl_event_t)-1;
+		kicker_start(&k, p, 0, &t);
+		err = tnfctl_continue(h, &evt, NULL);
+		kicker_finish(&k, t);
+		if (k.timed_out)
+			fail_msg("round %d: tnfctl_continue was not interrupted (returned %s)", i,
+				 tl_err_name(err));
+		tl_assert_err(err, TNFCTL_ERR_NONE);
+		if (evt != TNFCTL_EVENT_EINTR)
+			fail_msg("round %d: expected EINTR, got %s", i, tl_event_name(evt));
+		tl_assert_all_stopped(p->pid, "after EINTR with threads churning");
+	}
+	sigaction(SIGUSR1, &old, NULL);
+	tl_close(h, TNFCTL_TARG_KILL);
+}
+
 /* A signal to the caller interrupts tnfctl_continue: EINTR, target stopped. */
 static void test_eintr_from_signal(void **state)
 {
@@ -273,6 +317,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		TL_TEST(test_eintr_from_signal),
+		TL_TEST(test_eintr_while_threads_churn),
 		TL_TEST(test_killed_while_running_targgone),
 		TL_TEST(test_sigterm_delivered_targgone),
 		TL_TEST(test_killed_while_stopped_noprocess),

@@ -52,7 +52,10 @@ tnfctl_errcode_t tnf_find_program(const char *pgm, char **path)
 		int len = end - p;
 
 		/* An empty component means the current directory. */
-		sprintf(buf, "%.*s%s%s", len, len ? p : ".", "/", pgm);
+		if (len)
+			sprintf(buf, "%.*s/%s", len, p, pgm);
+		else
+			sprintf(buf, "./%s", pgm);
 		e = check_candidate(buf);
 		if (e == TNFCTL_ERR_NONE) {
 			*path = buf;

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "internal.h"
+#include "tracer.h"
 
 extern char **environ;
 
@@ -28,7 +29,7 @@ static tnfctl_errcode_t check_caller_may_trace(pid_t pid)
 		close(fd);
 		return TNFCTL_ERR_NONE;
 	}
-	if (errno == ENOENT || errno == ESRCH)
+	if ((errno == ENOENT || errno == ESRCH) && !tnf_proc_kthread(pid))
 		return TNFCTL_ERR_NOPROCESS;
 	return TNFCTL_ERR_ACCES;
 }

@@ -44,6 +44,12 @@ int tnf_proc_tracer(pid_t pid)
 	return status_field(pid, "TracerPid");
 }
 
+/* Kernel threads cannot be traced. */
+bool tnf_proc_kthread(pid_t pid)
+{
+	return status_field(pid, "Kthread") == 1;
+}
+
 /* A SIGSTOP queued for the whole process (e.g. by a SUSPEND close) and not yet acted on. */
 bool tnf_proc_sigstop_pending(pid_t pid)
 {

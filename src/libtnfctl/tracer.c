@@ -394,8 +394,9 @@ static void on_stop(struct target *t, struct thr *th, int status)
 	unsigned long msg = 0;
 
 	th->stopped = true;
+	/* Any ptrace-stop uses up a pending PTRACE_INTERRUPT: send another if needed. */
+	th->interrupting = false;
 	if (ev == PTRACE_EVENT_STOP) {
-		th->interrupting = false;
 		th->group_stop = false;
 		if (is_stop_sig(sig)) {
 			if (sig == SIGSTOP && th->expect_sigstop > 0) {
@@ -576,6 +577,11 @@ static int check_attachable(pid_t pid)
 		return TNFCTL_ERR_BUSY;
 	if (kill(pid, 0))
 		return errno_to_err(errno);
+	/* A thread id is not a process id (/proc still answers for it). */
+	if (tnf_proc_tgid(pid) != pid)
+		return TNFCTL_ERR_NOPROCESS;
+	if (tnf_proc_kthread(pid))
+		return TNFCTL_ERR_ACCES;
 	tracer = tnf_proc_tracer(pid);
 	if (tracer < 0)
 		return TNFCTL_ERR_NOPROCESS;
@@ -613,6 +619,9 @@ static int seize_all(struct target *t)
 			e = thr_seize(tid, false);
 			if (e == -ESRCH && tid != t->tgid)
 				continue;
+			/* A thread created since: TRACECLONE made it ours already. */
+			if (e == -EPERM && tid != t->tgid && tnf_proc_tracer(tid) == getpid())
+				e = 0;
 			if (e) {
 				closedir(d);
 				if (e == -EPERM && tnf_proc_tracer(t->tgid) > 0)

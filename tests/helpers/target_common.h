@@ -166,6 +166,22 @@ static void *tgt_exec_thread(void *arg)
 	_exit(126);
 }
 
+static void *tgt_nop_thread(void *arg)
+{
+	return arg;
+}
+
+static void *tgt_churn_thread(void *arg)
+{
+	pthread_t t;
+
+	(void)arg;
+	for (;;)
+		if (pthread_create(&t, NULL, tgt_nop_thread, NULL) == 0)
+			pthread_join(t, NULL);
+	return NULL;
+}
+
 static void *tgt_block_thread(void *arg)
 {
 	int fds[2];
@@ -316,6 +332,12 @@ static void tgt_command(char *line)
 		else
 			tgt_reply("dlclose none");
 #endif
+	} else if (!strcmp(line, "churn")) {
+		/* One thread that creates and joins short-lived threads forever. */
+		if (tgt_start_thread(tgt_churn_thread, NULL))
+			tgt_reply("churn failed");
+		else
+			tgt_reply("churn");
 	} else if (!strcmp(line, "threads")) {
 		int i, n = atoi(arg);
 
