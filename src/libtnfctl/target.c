@@ -44,6 +44,26 @@ int tnf_proc_tracer(pid_t pid)
 	return status_field(pid, "TracerPid");
 }
 
+/* A zombie or dead task (state Z or X), or no such task. */
+bool tnf_proc_exiting(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+}
+
 /* Kernel threads cannot be traced. */
 bool tnf_proc_kthread(pid_t pid)
 {

@@ -619,9 +619,18 @@ static int seize_all(struct target *t)
 			e = thr_seize(tid, false);
 			if (e == -ESRCH && tid != t->tgid)
 				continue;
-			/* A thread created since: TRACECLONE made it ours already. */
-			if (e == -EPERM && tid != t->tgid && tnf_proc_tracer(tid) == getpid())
-				e = 0;
+			/*
+			 * A thread created since is ours already (TRACECLONE); one
+			 * that is exiting cannot be attached and need not be.
+			 */
+			if (e == -EPERM && tid != t->tgid) {
+				int tracer = tnf_proc_tracer(tid);
+
+				if (tracer < 0 || tnf_proc_exiting(tid))
+					continue;
+				if (tracer == getpid())
+					e = 0;
+			}
 			if (e) {
 				closedir(d);
 				if (e == -EPERM && tnf_proc_tracer(t->tgid) > 0)
