@@ -162,8 +162,15 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		return 0;
 	bpf_map_delete_elem(&dl_args, &tid);
 	/* One record per process: only the last thread to leave reports. */
-	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+	if (BPF_CORE_READ(p, signal, live.counter) != 0) {
+		/* A leader leaving early never reports a ptrace-stop again: say so. */
+		if (tid == tgid) {
+			r = rec_reserve(TNF_REC_LEADER_GONE, tgid, tid);
+			if (r)
+				bpf_ringbuf_submit(r, 0);
+		}
 		return 0;
+	}
 	r = rec_reserve(TNF_REC_EXIT, tgid, tid);
 	if (!r)
 		return 0;

@@ -12,7 +12,8 @@ enum tnf_rec_kind {
 	TNF_REC_EXIT,
 	TNF_REC_DLOPEN,
 	TNF_REC_DLCLOSE,
-	TNF_REC_SYNC, /* first consistent link map after exec (rtld sync point) */
+	TNF_REC_SYNC,	     /* first consistent link map after exec (rtld sync point) */
+	TNF_REC_LEADER_GONE, /* the leader exited, other threads live on (pthread_exit) */
 };
 
 /* Per-tgid flags in the tracked map, written by the tracer helper. */

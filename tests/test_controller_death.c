@@ -14,6 +14,7 @@ struct ctl {
 	int report_r;
 	struct tl_proc rep; /* only reply_r/buf are used, to read its lines */
 	pid_t tracer;
+	pid_t holder; /* "hold" mode: the controller's forked child */
 };
 
 /*
@@ -23,7 +24,8 @@ struct ctl {
 static void start_controller(struct ctl *c, struct tl_proc *a, struct tl_proc *b, int run)
 {
 	char rfd[16], apid[16], bc[16], br[16];
-	char *argv[] = {tl.ctl, tl.libctl, rfd, run ? "run" : "stop", "p", apid, "e", tl.target,
+	char *argv[] = {tl.ctl, tl.libctl, rfd, run == 1 ? "run" : run == 2 ? "hold" : "stop",
+			"p",	apid,	   "e", tl.target,
 			bc,	br,	   NULL};
 	int rep[2], keep[4];
 	char **env;
@@ -54,7 +56,9 @@ static void start_controller(struct ctl *c, struct tl_proc *a, struct tl_proc *b
 	opened_b = atoi(tl_expect(&c->rep, "opened ") + 7);
 	assert_true(opened_b > 0);
 	tl_proc_set_pid(b, opened_b);
-	tl_expect(&c->rep, run ? "running" : "stopped");
+	if (run == 2)
+		c->holder = atoi(tl_expect(&c->rep, "holder ") + 7);
+	tl_expect(&c->rep, run == 1 ? "running" : "stopped");
 
 	/* the tracer helper: whatever its parent, it is the targets' TracerPid */
 	c->tracer = tl_tracer_pid(a->pid);
@@ -132,6 +136,29 @@ static void test_controller_killed_while_targets_stopped(void **state)
 	tl_expect(a, "pong");
 }
 
+/*
+ * The controller forked a child (no exec) that outlives it: the child's copies
+ * of the library's sockets must not hide the controller's death.
+ */
+static void test_controller_killed_child_lives_on(void **state)
+{
+	struct tl_proc *a, *b;
+	struct ctl c;
+
+	(void)state;
+	tl_require_root();
+	a = tl_start_target(tl.threads_prog, 1);
+	b = tl_proc_new();
+	start_controller(&c, a, b, 2);
+	assert_true(c.holder > 0);
+	kill_controller(&c);
+	check_after_death(a, b);
+	if (kill(c.holder, 0))
+		fail_msg("the controller's forked child %d should still be alive", c.holder);
+	kill(c.holder, SIGKILL);
+	tl_reap(c.holder);
+}
+
 /* Killed while the targets keep making events (forks) under control. */
 static void test_controller_killed_during_events(void **state)
 {
@@ -168,6 +195,7 @@ int main(void)
 		TL_TEST(test_controller_killed_while_targets_run),
 		TL_TEST(test_controller_killed_while_targets_stopped),
 		TL_TEST(test_controller_killed_during_events),
+		TL_TEST(test_controller_killed_child_lives_on),
 		TL_FINAL_TEST,
 	};
 

@@ -169,6 +169,32 @@ static void test_exec_from_leader_of_threaded_target(void **state)
 	tl_assert_running(p->pid, "after close DEFAULT");
 }
 
+/*
+ * A leader that called pthread_exit() while its threads run on never reports
+ * a ptrace-stop again: the process must still be attachable and followed to
+ * its exit (exec_open'd or attached).
+ */
+static void test_leader_exited(void **state)
+{
+	tnfctl_event_info_t info;
+	tnfctl_handle_t *h;
+	struct tl_proc *p;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 1);
+	tl_send(p, "leaderexit");
+	tl_expect(p, "leaderexit");
+	h = tl_pid_open(p->pid);
+	tl_send(p, "fork 0");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_FORK);
+	tl_send(p, "exit 6");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
+	tl_info(h, &info);
+	assert_int_equal(info.exit_status, 6);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +203,7 @@ int main(void)
 		TL_TEST(test_exec_opened_threads_stopped),
 		TL_TEST(test_exec_from_non_leader_thread),
 		TL_TEST(test_exec_from_leader_of_threaded_target),
+		TL_TEST(test_leader_exited),
 		TL_FINAL_TEST,
 	};
 

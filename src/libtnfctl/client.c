@@ -60,6 +60,77 @@ void tnf_spawned_reap(pid_t pid)
 			;
 }
 
+/*
+ * Our sockets, closed in the child of a fork() that does not exec: a child
+ * holding them would hide the controller's death from the helper (and keep
+ * its targets stopped) for as long as it lives.
+ */
+static pthread_mutex_t fd_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static int *our_fds;
+static size_t nour_fds, cap_fds;
+
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&fd_lock);
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&fd_lock);
+}
+
+static void atfork_child(void)
+{
+	size_t i;
+
+	for (i = 0; i < nour_fds; i++)
+		close(our_fds[i]);
+	nour_fds = 0;
+	/* The child starts afresh: no helper, no handle (another thread may have held the lock). */
+	agent_sock = -1;
+	agent_users = 0;
+	pthread_mutex_init(&agent_lock, NULL);
+	pthread_mutex_unlock(&fd_lock);
+}
+
+static void atfork_install(void)
+{
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+static void fd_register(int fd)
+{
+	pthread_once(&atfork_once, atfork_install);
+	pthread_mutex_lock(&fd_lock);
+	if (nour_fds == cap_fds) {
+		size_t cap = cap_fds ? 2 * cap_fds : 16;
+		int *p = realloc(our_fds, cap * sizeof(*p));
+
+		if (p) {
+			our_fds = p;
+			cap_fds = cap;
+		}
+	}
+	if (nour_fds < cap_fds)
+		our_fds[nour_fds++] = fd;
+	pthread_mutex_unlock(&fd_lock);
+}
+
+static void fd_close(int fd)
+{
+	size_t i;
+
+	pthread_mutex_lock(&fd_lock);
+	for (i = 0; i < nour_fds; i++)
+		if (our_fds[i] == fd) {
+			our_fds[i] = our_fds[--nour_fds];
+			break;
+		}
+	close(fd);
+	pthread_mutex_unlock(&fd_lock);
+}
+
 int tnf_client_socketpair(int sv[2])
 {
 	return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv);
@@ -105,6 +176,7 @@ static tnfctl_errcode_t agent_start(void)
 		return n == (ssize_t)sizeof(rep) ? (tnfctl_errcode_t)rep.err : TNFCTL_ERR_INTERNAL;
 	}
 	agent_sock = sv[0];
+	fd_register(agent_sock);
 	return TNFCTL_ERR_NONE;
 }
 
@@ -128,7 +200,7 @@ static void agent_put(void)
 		struct tnf_req quit = {.op = TNF_OP_QUIT};
 
 		tnf_send(agent_sock, &quit, sizeof(quit), -1);
-		close(agent_sock);
+		fd_close(agent_sock);
 		agent_sock = -1;
 	}
 	pthread_mutex_unlock(&agent_lock);
@@ -164,10 +236,15 @@ tnfctl_errcode_t tnf_client_new_handle(struct tnfctl_handle **hp)
 		return TNFCTL_ERR_INTERNAL;
 	}
 	h = handle_alloc(sv[0], 0);
+	if (h)
+		fd_register(sv[0]);
 	if (!h || tnf_send(agent_sock, &req, sizeof(req), sv[1])) {
 		err = h ? TNFCTL_ERR_INTERNAL : TNFCTL_ERR_ALLOCFAIL;
+		if (h)
+			fd_close(sv[0]);
+		else
+			close(sv[0]);
 		free(h);
-		close(sv[0]);
 		close(sv[1]);
 		agent_put();
 		return err;
@@ -184,6 +261,7 @@ tnfctl_errcode_t tnf_client_adopt(int sock, pid_t pid, struct tnfctl_handle **hp
 
 	if (!h)
 		return TNFCTL_ERR_ALLOCFAIL;
+	fd_register(sock);
 	pthread_mutex_lock(&agent_lock);
 	agent_users++;
 	pthread_mutex_unlock(&agent_lock);
@@ -193,7 +271,7 @@ tnfctl_errcode_t tnf_client_adopt(int sock, pid_t pid, struct tnfctl_handle **hp
 
 void tnf_client_free_handle(struct tnfctl_handle *h)
 {
-	close(h->sock);
+	fd_close(h->sock);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
 	agent_put();

@@ -22,7 +22,8 @@ static tnfctl_errcode_t wait_interruptible(struct tnfctl_handle *h, const sigset
 	int r;
 
 	for (;;) {
-		r = ppoll(&pfd, 1, NULL, stop_sent ? NULL : callers);
+		/* Still the caller's mask after the stop request: it stays killable. */
+		r = ppoll(&pfd, 1, NULL, callers);
 		if (r < 0 && errno == EINTR && !stop_sent) {
 			if (tnf_send(h->sock, &stop, sizeof(stop), -1))
 				return TNFCTL_ERR_INTERNAL;

@@ -80,12 +80,14 @@ int thr_setoptions(struct thr *th, unsigned long opts)
 /* Ask a running thread to stop; a thread with a BPF SIGSTOP on its way stops by itself. */
 void thr_interrupt(struct thr *th)
 {
-	if (th->stopped || th->interrupting || th->in_vfork || th->detached)
+	if (th->stopped || th->interrupting || th->in_vfork || th->detached || th->zombie)
 		return;
 	if (th->expect_sigstop > 0)
 		return;
 	if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0)
 		th->interrupting = true;
+	else if (errno == ESRCH && tnf_proc_exiting(th->tid))
+		th->zombie = true; /* e.g. a leader after pthread_exit: it never stops again */
 }
 
 int thr_resume(struct thr *th)
@@ -124,7 +126,7 @@ bool thr_all_stopped(struct target *t)
 	struct thr *th;
 
 	for (th = t->thrs; th; th = th->next)
-		if (!th->stopped && !th->in_vfork && !th->detached)
+		if (!th->stopped && !th->in_vfork && !th->detached && !th->zombie)
 			return false;
 	return true;
 }

@@ -157,11 +157,16 @@ static bool all_threads_job_stopped(pid_t pid)
  */
 void tnf_proc_wait_stopped(pid_t pid)
 {
-	struct timespec ts = {.tv_nsec = 20000};
-	int i;
+	struct timespec ts = {.tv_nsec = 20000}, start, now;
 
-	for (i = 0; i < 5000 && !all_threads_job_stopped(pid); i++)
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (!all_threads_job_stopped(pid)) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - start.tv_sec) * 1000000000L + now.tv_nsec - start.tv_nsec >
+		    100000000L)
+			break; /* 100 ms: the process is not cooperating; do not hold others */
 		nanosleep(&ts, NULL);
+	}
 }
 
 static uint64_t auxv_base(pid_t pid)

@@ -222,6 +222,20 @@ static void interrupt_all(struct target *t)
 		thr_interrupt(th);
 }
 
+/* A thread whose memory and maps can be read: the leader, unless it is a zombie. */
+static pid_t live_tid(struct target *t)
+{
+	struct thr *th;
+
+	for (th = t->thrs; th; th = th->next)
+		if (th->tid == t->tgid && !th->zombie)
+			return th->tid;
+	for (th = t->thrs; th; th = th->next)
+		if (!th->zombie)
+			return th->tid;
+	return t->tgid;
+}
+
 static bool fully_stopped(struct target *t)
 {
 	return t->dead || thr_all_stopped(t);
@@ -284,6 +298,24 @@ static void fail_open(struct target *t, int err)
 }
 
 /* ---- records from the ring buffer ------------------------------------- */
+
+/*
+ * Gone although no leader exit was reaped: the leader left early (a zombie we
+ * could not attach, whose exit only its parent sees), the process exit record
+ * is in, and no other thread is left.
+ */
+static void check_gone(struct target *t)
+{
+	struct thr *th;
+
+	if (t->dead)
+		return;
+	for (th = t->thrs; th; th = th->next)
+		if (!th->zombie)
+			return;
+	if (t->thrs && t->exit_rec)
+		t->dead = true;
+}
 
 static void queue_event(struct target *t, const struct tnf_rec *r, struct target *child)
 {
@@ -354,11 +386,17 @@ static void on_record(const struct tnf_rec *r)
 		if (t->phase != PH_EXEC_WAIT)
 			queue_event(t, r, NULL);
 		break;
+	case TNF_REC_LEADER_GONE:
+		th = thr_find(t, r->tid);
+		if (th)
+			th->zombie = true;
+		break;
 	case TNF_REC_EXIT:
 		t->exit_rec = true;
 		t->exit_code = r->exit_code;
 		t->exit_time = r->time_ns;
 		t->exit_tid = r->tid;
+		check_gone(t);
 		break;
 	case TNF_REC_DLOPEN:
 	case TNF_REC_DLCLOSE:
@@ -448,6 +486,7 @@ static void on_wait(pid_t tid, int status)
 	struct thr *th = NULL;
 	struct target *t = target_by_tid(tid, &th);
 
+	dbg("wait %d status %#x\n", tid, status);
 	if (!t && WIFSTOPPED(status)) {
 		drain_records();
 		t = target_by_tid(tid, &th);
@@ -466,11 +505,12 @@ static void on_wait(pid_t tid, int status)
 		return;
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
 		thr_remove(t, tid);
+		t->wait_status = status;
 		if (tid == t->tgid) {
 			t->dead = true;
-			t->wait_status = status;
 			thr_free_all(t);
 		}
+		check_gone(t);
 		return;
 	}
 	if (WIFSTOPPED(status))
@@ -493,7 +533,7 @@ static void finish_open(struct target *t)
 	struct tnf_maps_info mi;
 	int sock = t->sock;
 
-	if (tnf_proc_maps(t->tgid, &mi)) {
+	if (tnf_proc_maps(live_tid(t), &mi)) {
 		fail_open(t, TNFCTL_ERR_INTERNAL);
 		return;
 	}
@@ -515,11 +555,11 @@ static void start_sync(struct target *t, bool check_done)
 	struct tnf_maps_info mi;
 	struct thr *th;
 
-	if (tnf_proc_maps(t->tgid, &mi)) {
+	if (tnf_proc_maps(live_tid(t), &mi)) {
 		fail_open(t, TNFCTL_ERR_NOTDYNAMIC);
 		return;
 	}
-	if (tnf_rtld_locate(t->tgid, &mi, &t->r_state_addr) ||
+	if (tnf_rtld_locate(live_tid(t), &mi, &t->r_state_addr) ||
 	    tnf_events_attach_rtld(mi.ldso_path)) {
 		fail_open(t, TNFCTL_ERR_INTERNAL);
 		return;
@@ -539,7 +579,7 @@ static void start_sync(struct target *t, bool check_done)
 		t->expect_sigcont++;
 		kill(t->tgid, SIGCONT);
 	}
-	if (check_done && tnf_rtld_consistent(t->tgid, t->r_state_addr) == 1) {
+	if (check_done && tnf_rtld_consistent(live_tid(t), t->r_state_addr) == 1) {
 		finish_open(t);
 		return;
 	}
@@ -568,6 +608,30 @@ static int errno_to_err(int e)
 	}
 }
 
+static int open_any_task_exe(pid_t pid)
+{
+	char path[320];
+	struct dirent *de;
+	int fd = -1, e = ENOENT;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while (fd < 0 && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/exe", pid, de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 && errno != ENOENT)
+			e = errno;
+	}
+	closedir(d);
+	errno = e;
+	return fd;
+}
+
 static int check_attachable(pid_t pid)
 {
 	char path[64];
@@ -589,6 +653,8 @@ static int check_attachable(pid_t pid)
 		return TNFCTL_ERR_BUSY;
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = open_any_task_exe(pid); /* the leader may be a zombie */
 	if (fd < 0)
 		return errno_to_err(errno);
 	dyn = tnf_elf_is_dynamic(fd);
@@ -619,6 +685,15 @@ static int seize_all(struct target *t)
 			e = thr_seize(tid, false);
 			if (e == -ESRCH && tid != t->tgid)
 				continue;
+			/* A leader that called pthread_exit() while its threads run on. */
+			if (e == -EPERM && tid == t->tgid && tnf_proc_exiting(tid) &&
+			    tnf_proc_tracer(tid) == 0) {
+				struct thr *th = thr_add(t, tid);
+
+				if (th)
+					th->zombie = true;
+				continue;
+			}
 			/*
 			 * A thread created since is ours already (TRACECLONE); one
 			 * that is exiting cannot be attached and need not be.
@@ -878,7 +953,7 @@ static void evaluate_closing(struct target *t)
 	struct thr *th;
 
 	for (th = t->thrs; th; th = th->next) {
-		if (th->detached)
+		if (th->detached || th->zombie)
 			continue;
 		if (th->stopped && t->close_sig && !th->group_stop) {
 			/* SUSPEND: run it into the group-stop (its pending SIGSTOP) first. */
@@ -903,7 +978,7 @@ static void evaluate_closing(struct target *t)
 	}
 	if (blocking)
 		return;
-	if (t->close_sig)
+	if (t->close_sig && t->close_reply >= 0 && !left)
 		tnf_proc_wait_stopped(t->tgid);
 	closing_reply(t);
 	if (left)

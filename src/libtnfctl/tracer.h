@@ -25,6 +25,7 @@ struct thr {
 	bool group_stop;   /* the collected stop is a job-control stop */
 	bool in_vfork;	   /* blocked in vfork: cannot run user code, counts as stopped */
 	bool detached;
+	bool zombie;	    /* exited, not yet reaped (a leader waits for its threads) */
 	int pending_sig;    /* signal to deliver when resumed */
 	int expect_sigstop; /* SIGSTOPs sent by BPF, to swallow */
 };

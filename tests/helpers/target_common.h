@@ -182,6 +182,20 @@ static void *tgt_churn_thread(void *arg)
 	return NULL;
 }
 
+static void tgt_command(char *line);
+static int tgt_read_cmd(char *line, size_t size);
+
+/* Runs the command loop, for "leaderexit". */
+static void *tgt_loop_thread(void *arg)
+{
+	char line[512];
+
+	(void)arg;
+	while (tgt_read_cmd(line, sizeof(line)) == 0)
+		tgt_command(line);
+	exit(0);
+}
+
 static void *tgt_block_thread(void *arg)
 {
 	int fds[2];
@@ -332,6 +346,14 @@ static void tgt_command(char *line)
 		else
 			tgt_reply("dlclose none");
 #endif
+	} else if (!strcmp(line, "leaderexit")) {
+		/* The main thread leaves; another one takes the commands from now on. */
+		if (tgt_start_thread(tgt_loop_thread, NULL)) {
+			tgt_reply("leaderexit failed");
+		} else {
+			tgt_reply("leaderexit");
+			pthread_exit(NULL);
+		}
 	} else if (!strcmp(line, "churn")) {
 		/* One thread that creates and joins short-lived threads forever. */
 		if (tgt_start_thread(tgt_churn_thread, NULL))

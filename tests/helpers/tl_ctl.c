@@ -8,7 +8,8 @@
  * (p: tnfctl_pid_open, e: tnfctl_exec_open of PROG ARG1 ARG2 with the
  * inherited environment), writes "opened <pid>" for each to REPORTFD, then
  * with "run" starts one thread per handle looping in tnfctl_continue().  It
- * writes "running" and waits to be killed.  Errors: "error <what>", exit 1;
+ * writes "running" and waits to be killed.  "hold" is "stop" plus a forked
+ * child (reported as "holder <pid>") that outlives the controller.  Errors: "error <what>", exit 1;
  * a failed open is "error open <code> <message>".  "unpriv" first drops
  * every privilege (uid/gid 65534, no groups) and stops after the opens.
  */
@@ -137,6 +138,17 @@ int main(int argc, char **argv)
 			report("error pthread_create");
 			return 1;
 		}
+	}
+	if (!strcmp(argv[3], "hold")) {
+		/* A child that keeps a copy of everything but never uses the library. */
+		pid_t holder = fork();
+
+		if (holder == 0) {
+			close(report_fd);
+			for (;;)
+				pause();
+		}
+		report("holder %d", (int)holder);
 	}
 	report(run ? "running" : "stopped");
 	for (;;)
