@@ -274,3 +274,34 @@ int tnf_rtld_consistent(pid_t pid, uint64_t r_state_addr)
 		return -1;
 	return r_map != 0 && state == 0;
 }
+
+/*
+ * Name of the last object in the link map (the one a dlopen just added),
+ * for an rtld notification whose dlopen argument we did not see (a dlopen
+ * from inside libc).  struct link_map on LP64: l_addr, l_name, l_ld, l_next.
+ */
+int tnf_rtld_last_object(pid_t pid, uint64_t r_state_addr, char *buf, size_t len)
+{
+	uint64_t lm, next, name = 0;
+	int i;
+
+	if (!len || tnf_proc_read(pid, r_state_addr - 16, &lm, sizeof(lm)) || !lm)
+		return -1;
+	for (i = 0; i < 4096; i++) {
+		if (tnf_proc_read(pid, lm + 24, &next, sizeof(next)))
+			return -1;
+		if (!next)
+			break;
+		lm = next;
+	}
+	if (tnf_proc_read(pid, lm + 8, &name, sizeof(name)) || !name)
+		return -1;
+	for (i = 0; i < (int)len - 1; i++) {
+		if (tnf_proc_read(pid, name + i, &buf[i], 1))
+			return -1;
+		if (!buf[i])
+			return 0;
+	}
+	buf[len - 1] = '\0';
+	return 0;
+}

@@ -848,6 +848,10 @@ static void report(struct target *t)
 			break;
 		case TNF_REC_DLOPEN:
 			rep.event = TNFCTL_EVENT_DLOPEN;
+			/* A dlopen from inside libc: name the object it added. */
+			if (!rep.path[0] && !t->dead && t->r_state_addr)
+				tnf_rtld_last_object(live_tid(t), t->r_state_addr, rep.path,
+						     sizeof(rep.path));
 			break;
 		default:
 			rep.event = TNFCTL_EVENT_DLCLOSE;

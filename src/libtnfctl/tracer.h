@@ -124,5 +124,6 @@ int tnf_proc_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 /* rtld: &_r_debug.r_state, and whether start-up is complete. */
 int tnf_rtld_locate(pid_t pid, const struct tnf_maps_info *mi, uint64_t *r_state_addr);
 int tnf_rtld_consistent(pid_t pid, uint64_t r_state_addr);
+int tnf_rtld_last_object(pid_t pid, uint64_t r_state_addr, char *buf, size_t len);
 
 #endif
