@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* tnfctl_pid_open and tnfctl_exec_open (tnfctl_pid_open(3TNF)). */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -21,34 +20,13 @@ extern char **environ;
  */
 static tnfctl_errcode_t check_caller_may_trace(pid_t pid)
 {
-	char path[320];
-	struct dirent *de;
-	int fd, e;
-	DIR *d;
+	int fd = tnf_proc_open_task_file(pid, "mem");
 
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	e = errno;
-	if (fd < 0 && (e == ENOENT || e == ESRCH)) {
-		/* A leader that called pthread_exit() has no memory; its threads do. */
-		snprintf(path, sizeof(path), "/proc/%d/task", pid);
-		d = opendir(path);
-		while (d && fd < 0 && (de = readdir(d))) {
-			if (de->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "/proc/%d/task/%s/mem", pid, de->d_name);
-			fd = open(path, O_RDONLY | O_CLOEXEC);
-			if (fd < 0 && errno != ENOENT && errno != ESRCH)
-				e = errno;
-		}
-		if (d)
-			closedir(d);
-	}
 	if (fd >= 0) {
 		close(fd);
 		return TNFCTL_ERR_NONE;
 	}
-	if ((e == ENOENT || e == ESRCH) && !tnf_proc_kthread(pid))
+	if ((errno == ENOENT || errno == ESRCH) && !tnf_proc_kthread(pid))
 		return TNFCTL_ERR_NOPROCESS;
 	return TNFCTL_ERR_ACCES;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Target processes seen through /proc: status, mappings, memory, rtld state. */
 #include <dirent.h>
+#include <errno.h>
 #include <elf.h>
 #include <time.h>
 #include <fcntl.h>
@@ -44,24 +45,65 @@ int tnf_proc_tracer(pid_t pid)
 	return status_field(pid, "TracerPid");
 }
 
-/* A zombie or dead task (state Z or X), or no such task. */
-bool tnf_proc_exiting(pid_t tid)
+/* The state letter of /proc/PID/task/TID/stat ('R', 'T', 'Z'...), or 0 if gone. */
+static char task_state(pid_t pid, pid_t tid)
 {
 	char path[64], buf[512], *p;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return true;
+		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return true;
+		return 0;
 	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+	p = strrchr(buf, ')'); /* comm may hold spaces */
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* A zombie or dead task (state Z or X), or no such task. */
+bool tnf_proc_exiting(pid_t tid)
+{
+	char st = task_state(tid, tid);
+
+	return !st || st == 'Z' || st == 'X';
+}
+
+/*
+ * Open /proc/PID/@name, or failing that the same file of any of its threads
+ * (a leader that called pthread_exit() has no memory nor exe; its threads
+ * do).  Returns an fd, or -1 with errno from the most telling failure.
+ */
+int tnf_proc_open_task_file(pid_t pid, const char *name)
+{
+	char path[320];
+	struct dirent *de;
+	int fd, e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	e = errno;
+	if (fd >= 0 || (e != ENOENT && e != ESRCH))
+		return fd;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	while (d && fd < 0 && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/%s", pid, de->d_name, name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 && errno != ENOENT && errno != ESRCH)
+			e = errno;
+	}
+	if (d)
+		closedir(d);
+	errno = e;
+	return fd;
 }
 
 /* Kernel threads cannot be traced. */
@@ -117,7 +159,7 @@ unsigned long long tnf_proc_starttime(pid_t pid)
 
 static bool all_threads_job_stopped(pid_t pid)
 {
-	char path[320], buf[512];
+	char path[64];
 	struct dirent *de;
 	bool ok = true;
 	DIR *d;
@@ -127,23 +169,12 @@ static bool all_threads_job_stopped(pid_t pid)
 	if (!d)
 		return true;
 	while (ok && (de = readdir(d))) {
-		char *p;
-		ssize_t n;
-		int fd;
+		char st;
 
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", pid, de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = '\0';
-		p = strrchr(buf, ')');
-		if (p && p[1] == ' ' && p[2] != 'T' && p[2] != 'Z' && p[2] != 'X')
+		st = task_state(pid, atoi(de->d_name));
+		if (st && st != 'T' && st != 'Z' && st != 'X')
 			ok = false;
 	}
 	closedir(d);

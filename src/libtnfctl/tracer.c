@@ -608,33 +608,8 @@ static int errno_to_err(int e)
 	}
 }
 
-static int open_any_task_exe(pid_t pid)
-{
-	char path[320];
-	struct dirent *de;
-	int fd = -1, e = ENOENT;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
-	if (!d)
-		return -1;
-	while (fd < 0 && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/exe", pid, de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0 && errno != ENOENT)
-			e = errno;
-	}
-	closedir(d);
-	errno = e;
-	return fd;
-}
-
 static int check_attachable(pid_t pid)
 {
-	char path[64];
 	int fd, dyn, tracer;
 
 	if (target_find(pid))
@@ -651,10 +626,7 @@ static int check_attachable(pid_t pid)
 		return TNFCTL_ERR_NOPROCESS;
 	if (tracer > 0)
 		return TNFCTL_ERR_BUSY;
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		fd = open_any_task_exe(pid); /* the leader may be a zombie */
+	fd = tnf_proc_open_task_file(pid, "exe");
 	if (fd < 0)
 		return errno_to_err(errno);
 	dyn = tnf_elf_is_dynamic(fd);

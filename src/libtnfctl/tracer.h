@@ -117,6 +117,7 @@ int tnf_proc_tracer(pid_t pid);
 bool tnf_proc_sigstop_pending(pid_t pid);
 bool tnf_proc_kthread(pid_t pid);
 bool tnf_proc_exiting(pid_t tid);
+int tnf_proc_open_task_file(pid_t pid, const char *name);
 unsigned long long tnf_proc_starttime(pid_t pid);
 void tnf_proc_wait_stopped(pid_t pid);
 int tnf_proc_maps(pid_t pid, struct tnf_maps_info *mi);
