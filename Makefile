@@ -18,18 +18,24 @@ VERSION := 0.1.0
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
-CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(B) -Ibpf -Isrc/libtnfctl
+CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(B) -Ibpf -Isrc/common
 LIBS_CTL := $(shell pkg-config --libs libbpf libelf) -lpthread
 LIBS_TEST := $(shell pkg-config --libs cmocka) -lpthread -ldl
 
 CTL_SRCS := $(wildcard src/libtnfctl/*.c)
 CTL_OBJS := $(CTL_SRCS:%.c=$(B)/%.o)
+PROBE_SRCS := $(wildcard src/libtnfprobe/*.c)
+PROBE_OBJS := $(PROBE_SRCS:%.c=$(B)/%.o)
+TNF_SRCS := $(wildcard src/libtnf/*.c)
+TNF_OBJS := $(TNF_SRCS:%.c=$(B)/%.o)
+DUMP_SRCS := $(wildcard src/tnfdump/*.c)
+DUMP_OBJS := $(DUMP_SRCS:%.c=$(B)/%.o)
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 TEST_HELPERS := $(patsubst tests/helpers/%.c,$(B)/tests/helpers/%,$(wildcard tests/helpers/*.c))
 
 all: $(B)/libtnfctl.so.1 $(B)/libtnfctl.so $(B)/libtnfprobe.so.1 $(B)/tnfctl-follow \
-	$(B)/demo/tnfdemo $(B)/demo/libtnfdemo_plugin.so
+	$(B)/demo/tnfdemo $(B)/demo/libtnfdemo_plugin.so $(B)/libtnf.a $(B)/tnfdump
 
 $(B)/%.o: %.c | $(B)/tnfctl.skel.h
 	@mkdir -p $(dir $@)
@@ -50,10 +56,19 @@ $(B)/libtnfctl.so.1: $(CTL_OBJS) src/libtnfctl/libtnfctl.map
 $(B)/libtnfctl.so: $(B)/libtnfctl.so.1
 	ln -sf libtnfctl.so.1 $@
 
-$(B)/libtnfprobe.so.1: src/libtnfprobe/tnfprobe.c src/libtnfprobe/libtnfprobe.map
-	@mkdir -p $(B)
-	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libtnfprobe.so.1 \
-		-Wl,--version-script=src/libtnfprobe/libtnfprobe.map -Wl,-z,defs -o $@ $<
+$(B)/libtnfctl.so.1 $(CTL_OBJS): CFLAGS += -Isrc/libtnfctl
+
+# The in-target runtime: libc only.
+$(B)/libtnfprobe.so.1: $(PROBE_OBJS) src/libtnfprobe/libtnfprobe.map
+	$(CC) -shared -Wl,-soname,libtnfprobe.so.1 -Wl,--version-script=src/libtnfprobe/libtnfprobe.map \
+		-Wl,-z,defs -o $@ $(PROBE_OBJS)
+
+# The trace-file reader (static), used by tnfdump and the tests.
+$(B)/libtnf.a: $(TNF_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/tnfdump: $(DUMP_OBJS) $(B)/libtnf.a
+	$(CC) -o $@ $(DUMP_OBJS) $(B)/libtnf.a -lm
 
 $(B)/tnfctl-follow: examples/tnfctl-follow.c include/tnf/tnfctl.h $(B)/libtnfctl.so
 	$(CC) $(CFLAGS) -o $@ $< -L$(B) -ltnfctl -lpthread -Wl,-rpath,'$$ORIGIN'
@@ -68,9 +83,10 @@ $(B)/demo/libtnfdemo_plugin.so: examples/demo/plugin.c
 	$(CC) $(CFLAGS) -fPIC -shared -o $@ $<
 
 # ---- tests ----------------------------------------------------------------
-$(B)/tests/%: tests/%.c tests/testlib.h $(B)/libtnfctl.so
+$(B)/tests/%: tests/%.c tests/testlib.h $(B)/libtnfctl.so $(B)/libtnf.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests -o $@ $< -L$(B) -ltnfctl $(LIBS_TEST) -Wl,-rpath,'$$ORIGIN/..'
+	$(CC) $(CFLAGS) -Itests -Isrc/libtnf -o $@ $< -L$(B) -ltnfctl $(B)/libtnf.a $(LIBS_TEST) -lm \
+		-Wl,-rpath,'$$ORIGIN/..'
 
 $(B)/tests/helpers/static_prog: tests/helpers/static_prog.c
 	@mkdir -p $(dir $@)
@@ -117,4 +133,4 @@ clean:
 .PHONY: all tests check demo bench install vmlinux format clean
 .SECONDARY:
 
--include $(CTL_OBJS:.o=.d)
+-include $(CTL_OBJS:.o=.d) $(PROBE_OBJS:.o=.d) $(TNF_OBJS:.o=.d) $(DUMP_OBJS:.o=.d)

@@ -1,0 +1,2 @@
+/* placeholder until the reader lands */
+int tnf_reader_placeholder;
