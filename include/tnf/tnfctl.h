@@ -282,13 +282,193 @@ tnfctl_errcode_t tnfctl_close(tnfctl_handle_t *hndl, tnfctl_targ_op_t targ_op);
 /*
  * tnfctl_trace_attrs_get - trace attributes (tnfctl_trace_attrs_get(3TNF)).
  * @hndl: handle.  @attrs: filled on success (caller-owned).
- * The values are those cached at the last stop; trace_file_name points into
- * the handle and is valid until the next call on it.  Until the probes
- * layer lands, trace_buf_state is TNFCTL_BUF_NONE, sizes are 0 and
- * trace_file_name is NULL.
+ * Direct handles report what was read from the target at open, at each
+ * return of tnfctl_continue(), by tnfctl_check_libs() and by
+ * tnfctl_buffer_alloc(); internal handles read it at the call.
+ * trace_file_name (absolute path, NULL if none) points into the handle and
+ * is valid until the next call on it; trace_buf_size and trace_min_size are
+ * bytes; trace_buf_state is BROKEN once the target failed to map or write
+ * its file (permanent for that process), NONE while no file is named, else
+ * OK; trace_state is B_FALSE while tnf_process_disable() is in effect.
  * Errors: TNFCTL_ERR_BADARG for a NULL argument.
  */
 tnfctl_errcode_t tnfctl_trace_attrs_get(tnfctl_handle_t *hndl, tnfctl_trace_attrs_t *attrs);
+
+/*
+ * tnfctl_internal_open - control the calling process's own probes
+ * (tnfctl_internal_open(3TNF)).
+ * @retval: receives the handle; owned by the caller until tnfctl_close().
+ * libtnfprobe.so.1 must be loaded in the caller (linked or preloaded).
+ * Objects dlopened or dlclosed later are noticed at the next call on the
+ * handle (through the loader's dl_iterate_phdr counters).  Probe changes
+ * are single pointer stores, safe while other threads fire the probes.
+ * tnfctl_continue() is not available (BADARG); tnfctl_close() leaves probe
+ * states and the trace file as they are.
+ * Errors:
+ *  TNFCTL_ERR_BADARG        NULL @retval.
+ *  TNFCTL_ERR_NOLIBTNFPROBE libtnfprobe.so.1 is not loaded.
+ *  TNFCTL_ERR_BUSY          an internal handle is already open in this
+ *                           process, or an external controller has it.
+ *  TNFCTL_ERR_ALLOCFAIL, TNFCTL_ERR_INTERNAL.
+ */
+tnfctl_errcode_t tnfctl_internal_open(tnfctl_handle_t **retval);
+
+/*
+ * tnfctl_indirect_open - control a process through the client's own access
+ * functions (tnfctl_indirect_open(3TNF)), e.g. a debugger's or a core's.
+ * @prochandle: passed back as the first argument of every callback.
+ * @config:     p_read/p_write (copy @size bytes at a target address; return
+ *              0 on success), p_getpid, and p_obj_iter (call the function
+ *              for the executable and every loaded object in link-map order
+ *              with {objfd or -1, text_base = load bias, objname}; stop and
+ *              return its value when it returns non-zero; 0 after a full
+ *              pass).  Copied: the caller keeps ownership.  An objfd is
+ *              duplicated, never closed.
+ * @retval:     receives the handle; owned by the caller until tnfctl_close().
+ * The target must be stopped at a consistent link map whenever a call is
+ * made on the handle; after it dlopens or dlcloses, call
+ * tnfctl_check_libs().  tnfctl_continue() is not available (BADARG).
+ * Errors:
+ *  TNFCTL_ERR_BADARG        NULL @config, @retval or callback.
+ *  TNFCTL_ERR_NOLIBTNFPROBE no libtnfprobe.so.1 runtime in the objects.
+ *  TNFCTL_ERR_BUSY          the target controls its own probes
+ *                           (tnfctl_internal_open in the target).
+ *  TNFCTL_ERR_ALLOCFAIL; TNFCTL_ERR_INTERNAL (a callback failed).
+ */
+tnfctl_errcode_t tnfctl_indirect_open(void *prochandle, tnfctl_ind_config_t *config,
+				      tnfctl_handle_t **retval);
+
+/*
+ * tnfctl_check_libs - re-read the target's loaded objects and trace state
+ * (tnfctl_check_libs(3TNF)).  New objects' probes get new ids (never
+ * reused) and the create callback; probes of objects gone become invalid.
+ * Needed for indirect handles after a dlopen/dlclose; harmless elsewhere
+ * (direct handles do it at each DLOPEN/DLCLOSE stop).
+ * Errors: BADARG (NULL, or a direct handle past EXEC/EXIT), NOPROCESS
+ * (target killed), ALLOCFAIL, INTERNAL (the link map is not consistent, or
+ * a callback failed).
+ */
+tnfctl_errcode_t tnfctl_check_libs(tnfctl_handle_t *hndl);
+
+/*
+ * tnfctl_buffer_alloc - create the trace file and hand it to the target
+ * (tnfctl_buffer_alloc(3TNF)).
+ * @hndl:  a process handle (direct, internal or indirect).
+ * @trace_file_name: path; a relative one is resolved against the caller's
+ *         (the controller's) current directory.  Copied.
+ * @trace_buffer_size: bytes; at least trace_min_size (128 KiB).
+ * The file is created with O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600, and made
+ * @trace_buffer_size bytes long with real blocks (posix_fallocate), then
+ * owned by the target's uid when that differs.  An existing plain file of
+ * the caller's with one link is replaced; anything else (a symlink, another
+ * user's file) is refused.  The target maps it at its next probe hit; the
+ * file then holds its live trace (tnfdump(1) reads it at any time).
+ * Errors:
+ *  TNFCTL_ERR_BUFEXISTS     the target already has a trace file.
+ *  TNFCTL_ERR_SIZETOOSMALL  @trace_buffer_size < trace_min_size.
+ *  TNFCTL_ERR_BADARG        NULL or empty name, path too long, NULL handle,
+ *                           or a direct handle past EXEC/EXIT.
+ *  TNFCTL_ERR_ACCES         refused (existing symlink or foreign file,
+ *                           permission denied); FILENOTFOUND (no such
+ *                           directory); ALLOCFAIL (no space or memory);
+ *                           NOPROCESS (target killed); INTERNAL.
+ */
+tnfctl_errcode_t tnfctl_buffer_alloc(tnfctl_handle_t *hndl, const char *trace_file_name,
+				     uint_t trace_buffer_size);
+
+/*
+ * tnfctl_register_funcs - per-probe client data (tnfctl_register_funcs(3TNF)).
+ * @create:  called with every current probe now, and with each probe
+ *           discovered later (after a dlopen: before tnfctl_continue
+ *           returns, so before the object's constructors run); its return
+ *           value becomes the probe's client_registered_data.  May call
+ *           probe functions on the same handle.  NULL for none.
+ * @destroy: called with that data for every probe handle ever created
+ *           (dlclosed ones included) when the handle is closed, and for
+ *           every existing probe when another pair is registered.
+ * Errors: TNFCTL_ERR_BADARG for a NULL handle.
+ */
+tnfctl_errcode_t tnfctl_register_funcs(tnfctl_handle_t *hndl,
+				       void *(*create)(tnfctl_handle_t *, tnfctl_probe_t *),
+				       void (*destroy)(void *));
+
+/* A probe operation: its return value stops tnfctl_probe_apply[_ids]. */
+typedef tnfctl_errcode_t (*tnfctl_probe_op_t)(tnfctl_handle_t *, tnfctl_probe_t *, void *);
+
+/*
+ * tnfctl_probe_apply - call @probe_op(hndl, probe, clientdata) on every
+ * valid probe: objects in link-map order, probes in declaration (section)
+ * order within each (tnfctl_probe_apply(3TNF)).  Stops at the first
+ * non-zero return and returns it (TNFCTL_ERR_USR1..5 are for clients).
+ * Errors: BADARG (NULL handle or op, direct handle past EXEC/EXIT),
+ * NOPROCESS, the op's code.
+ */
+tnfctl_errcode_t tnfctl_probe_apply(tnfctl_handle_t *hndl, tnfctl_probe_op_t probe_op,
+				    void *clientdata);
+
+/*
+ * tnfctl_probe_apply_ids - the same for the probes with the @probe_count
+ * ids in @probe_ids (caller-owned), in array order.  Ids start at 0 in
+ * discovery order and are never reused within a handle.
+ * Errors: TNFCTL_ERR_INVALIDPROBE for an id of no current probe (processing
+ * stops there), BADARG, the op's code.
+ */
+tnfctl_errcode_t tnfctl_probe_apply_ids(tnfctl_handle_t *hndl, ulong_t probe_count,
+					ulong_t *probe_ids, tnfctl_probe_op_t probe_op,
+					void *clientdata);
+
+/*
+ * tnfctl_probe_state_get - a probe's state (tnfctl_probe_state_get(3TNF)).
+ * @state: filled on success (caller-owned).  attr_string and obj_name are
+ *         owned by the handle and live until tnfctl_close(); func_names
+ *         and func_addrs (NULL-terminated; NULL when nothing is connected;
+ *         most recently connected first; a name is the .dynsym name or
+ *         "func@0x<addr>") are owned by the probe handle and valid until
+ *         the next tnfctl_probe_state_get() of that probe or tnfctl_close().
+ *         enabled: the probe fires; traced: its records are committed;
+ *         new_probe: its object arrived at the last dlopen sync.
+ * Errors: INVALIDPROBE (its object was dlclosed), BADARG (NULL, or a probe
+ * of another handle), NOPROCESS, ALLOCFAIL, INTERNAL.
+ */
+tnfctl_errcode_t tnfctl_probe_state_get(tnfctl_handle_t *hndl, tnfctl_probe_t *probe_hndl,
+					tnfctl_probe_state_t *state);
+
+/*
+ * tnfctl_probe_enable/disable/trace/untrace/disconnect_all - change one
+ * probe (tnfctl_probe_state_get(3TNF)); usable as tnfctl_probe_op_t
+ * (@ignored is not used).  Each is one aligned pointer store into the
+ * probe's control block, safe while the target's threads run.  A fresh
+ * probe is disabled and traced.  disconnect_all removes every function
+ * connected with tnfctl_probe_connect().
+ * Errors: TNFCTL_ERR_NOBUF (no trace file yet), BUFBROKEN (the target's
+ * tracing broke), INVALIDPROBE, BADARG, NOPROCESS, INTERNAL.
+ */
+tnfctl_errcode_t tnfctl_probe_enable(tnfctl_handle_t *hndl, tnfctl_probe_t *probe_hndl,
+				     void *ignored);
+tnfctl_errcode_t tnfctl_probe_disable(tnfctl_handle_t *hndl, tnfctl_probe_t *probe_hndl,
+				      void *ignored);
+tnfctl_errcode_t tnfctl_probe_trace(tnfctl_handle_t *hndl, tnfctl_probe_t *probe_hndl,
+				    void *ignored);
+tnfctl_errcode_t tnfctl_probe_untrace(tnfctl_handle_t *hndl, tnfctl_probe_t *probe_hndl,
+				      void *ignored);
+tnfctl_errcode_t tnfctl_probe_disconnect_all(tnfctl_handle_t *hndl, tnfctl_probe_t *probe_hndl,
+					     void *ignored);
+
+/*
+ * tnfctl_probe_connect - make @func run each time the probe fires, before
+ * its record is committed, ahead of the functions connected earlier
+ * (tnfctl_probe_state_get(3TNF)).  @func is a symbol in the .dynsym of the
+ * object whose file basename is @lib_base, or of the first object in
+ * link-map order that defines it when @lib_base is NULL; it is called with
+ * the probe's tnf_probe_setup_t * (see <tnf/probe.h>).  "tnf_probe_debug"
+ * (libtnfprobe) prints each firing to stderr.  A NULL @func does nothing.
+ * The chain is data (nodes in libtnfprobe's pool), no code is written into
+ * the target.  Both strings are the caller's.
+ * Errors: BADARG (@lib_base or @func not found), NOBUF, BUFBROKEN,
+ * INVALIDPROBE, INTERNAL (the pool of 1024 chain nodes is used up).
+ */
+tnfctl_errcode_t tnfctl_probe_connect(tnfctl_handle_t *hndl, tnfctl_probe_t *probe_hndl,
+				      const char *lib_base, const char *func);
 
 /*
  * Kernel tracing (tnfctl_kernel_open(3TNF) and friends).  Kernel mode is

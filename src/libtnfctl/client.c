@@ -212,7 +212,7 @@ static struct tnfctl_handle *handle_alloc(int sock, pid_t pid)
 
 	if (!h)
 		return NULL;
-	pthread_mutex_init(&h->lock, NULL);
+	tnf_handle_init(h);
 	h->sock = sock;
 	h->pid = pid;
 	h->state = TNF_H_STOPPED;

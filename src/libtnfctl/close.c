@@ -14,7 +14,17 @@ TNF_API tnfctl_errcode_t tnfctl_close(tnfctl_handle_t *h, tnfctl_targ_op_t op)
 	if (op != TNFCTL_TARG_DEFAULT && op != TNFCTL_TARG_KILL && op != TNFCTL_TARG_RESUME &&
 	    op != TNFCTL_TARG_SUSPEND)
 		return TNFCTL_ERR_BADARG;
+	if (h->pr.mode != TNF_MODE_DIRECT) {
+		/* Probe states and the trace file stay as they are in the target. */
+		pthread_mutex_lock(&h->lock);
+		tnf_probes_detach_target(h);
+		pthread_mutex_unlock(&h->lock);
+		tnf_bare_handle_free(h);
+		return TNFCTL_ERR_NONE;
+	}
 	pthread_mutex_lock(&h->lock);
+	if (h->state == TNF_H_STOPPED)
+		tnf_probes_detach_target(h);
 	err = tnf_client_call(h, &req, -1, &rep);
 	if (!err)
 		err = rep.err;
@@ -24,6 +34,7 @@ TNF_API tnfctl_errcode_t tnfctl_close(tnfctl_handle_t *h, tnfctl_targ_op_t op)
 	if (dead && !err)
 		tnf_spawned_reap(h->pid);
 	pthread_mutex_unlock(&h->lock);
+	tnf_probes_release(h);
 	tnf_client_free_handle(h);
 	return err;
 }

@@ -66,7 +66,7 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 	tnfctl_errcode_t err;
 	struct tnf_rep rep;
 
-	if (!h || !evt)
+	if (!h || !evt || h->pr.mode != TNF_MODE_DIRECT)
 		return TNFCTL_ERR_BADARG;
 	pthread_mutex_lock(&h->lock);
 	if (h->state == TNF_H_GONE) {
@@ -112,13 +112,24 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 	case TNFCTL_EVENT_FORK:
 		if (child_hndl && rep.child_pid > 0 && sv[0] >= 0) {
 			err = tnf_client_adopt(sv[0], rep.child_pid, child_hndl);
-			if (!err)
+			if (!err) {
 				sv[0] = -1;
+				/* A copy of the parent: same probes, same trace file. */
+				tnf_probes_attach_direct(*child_hndl);
+			}
 		}
+		break;
+	case TNFCTL_EVENT_DLOPEN:
+	case TNFCTL_EVENT_DLCLOSE:
+		/* New probes exist, and their create callbacks ran, before we return. */
+		if (h->pr.ready)
+			err = tnf_probes_sync(h);
 		break;
 	default:
 		break;
 	}
+	if (h->state == TNF_H_STOPPED && h->pr.ready && !err)
+		err = tnf_attrs_refresh(h);
 out_sv:
 	if (sv[0] >= 0)
 		close(sv[0]);

@@ -4,6 +4,7 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 #include "elfsym.h"
@@ -85,22 +86,30 @@ static struct sym_cache *cache;
 
 static int lookup_uncached(const char *path, const char *name, struct tnf_elf_sym *out);
 
-/* Only the tracer helper (single-threaded) uses this. */
+/* The tracer helper and the controller's threads (probe layer) both use this. */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
 int tnf_elf_lookup(const char *path, const char *name, struct tnf_elf_sym *out)
 {
 	struct sym_cache *c;
 	struct stat st;
+	int found;
 
 	if (stat(path, &st))
 		return -1;
+	pthread_mutex_lock(&cache_lock);
 	for (c = cache; c; c = c->next)
 		if (c->dev == st.st_dev && c->ino == st.st_ino && !strcmp(c->name, name)) {
 			*out = c->sym;
-			return c->found;
+			found = c->found;
+			pthread_mutex_unlock(&cache_lock);
+			return found;
 		}
 	c = calloc(1, sizeof(*c) + strlen(name) + 1);
-	if (!c)
+	if (!c) {
+		pthread_mutex_unlock(&cache_lock);
 		return lookup_uncached(path, name, out);
+	}
 	c->dev = st.st_dev;
 	c->ino = st.st_ino;
 	strcpy(c->name, name);
@@ -108,7 +117,9 @@ int tnf_elf_lookup(const char *path, const char *name, struct tnf_elf_sym *out)
 	c->next = cache;
 	cache = c;
 	*out = c->sym;
-	return c->found;
+	found = c->found;
+	pthread_mutex_unlock(&cache_lock);
+	return found;
 }
 
 static int lookup_uncached(const char *path, const char *name, struct tnf_elf_sym *out)

@@ -17,6 +17,56 @@ enum tnf_hstate {
 	TNF_H_GONE,    /* killed while stopped (NOPROCESS) */
 };
 
+enum tnf_mode {
+	TNF_MODE_DIRECT,   /* pid_open / exec_open / a FORK child */
+	TNF_MODE_INTERNAL, /* tnfctl_internal_open: the caller's own probes */
+	TNF_MODE_INDIRECT, /* tnfctl_indirect_open: the client's callbacks */
+};
+
+struct tnf_obj;
+
+/* A probe handle lives until tnfctl_close, valid or not. */
+struct tnfctl_probe_handle {
+	struct tnfctl_probe_handle *next_all; /* every probe of the handle, in id order */
+	struct tnfctl_handle *owner;
+	struct tnf_obj *obj; /* NULL once the object is gone */
+	bool valid;
+	bool new_probe;
+	unsigned long id;
+	uintptr_t addr; /* the control block in the target */
+	char *attrs;
+	void *client_data;
+	char **func_names; /* last tnfctl_probe_state_get result */
+	uintptr_t *func_addrs;
+};
+
+/* Addresses in the target of libtnfprobe's runtime (0: not found). */
+struct tnf_rt_addrs {
+	uintptr_t runtime, pool, test, alloc, end, commit, rollback;
+};
+
+/* Node cache for tnfctl_probe_connect: (func, next) -> node. */
+struct tnf_chain_ent {
+	struct tnf_chain_ent *next;
+	uintptr_t func, down, node;
+};
+
+struct tnf_probes {
+	enum tnf_mode mode;
+	tnfctl_ind_config_t ops; /* read/write/getpid/obj_iter of the target */
+	void *proc;		 /* first argument of the ops */
+	struct tnf_obj *objs;	 /* link-map order */
+	struct tnfctl_probe_handle *all, **all_tail;
+	unsigned long next_id;
+	struct tnf_rt_addrs rt;
+	struct tnf_chain_ent *chains;
+	void *(*create)(tnfctl_handle_t *, tnfctl_probe_t *);
+	void (*destroy)(void *);
+	char *buf_name;		   /* trace file named by this handle or found in the target */
+	unsigned long long dl_gen; /* internal mode: dlpi_adds + dlpi_subs at last sync */
+	bool ready;		   /* probe layer initialised */
+};
+
 struct tnfctl_handle {
 	pthread_mutex_t lock; /* one call at a time per handle */
 	int sock;	      /* our end of the handle socket */
@@ -26,6 +76,7 @@ struct tnfctl_handle {
 	bool have_event;
 	tnfctl_event_info_t last;
 	tnfctl_trace_attrs_t attrs;
+	struct tnf_probes pr;
 };
 
 /* client.c: the tracer helper process and handle sockets */
@@ -45,5 +96,24 @@ tnfctl_errcode_t tnf_find_program(const char *pgm, char **path);
 tnfctl_errcode_t tnf_check_dynamic(const char *path);
 char **tnf_build_env(const char *ld_preload, const char *libtnfprobe_path);
 void tnf_free_env(char **env);
+
+/* probes.c: a fresh handle's lock (recursive: create callbacks may call probe ops) */
+void tnf_handle_init(struct tnfctl_handle *h);
+
+/* access.c: the target-memory and object-iteration backends */
+void tnf_access_direct(struct tnfctl_handle *h);
+void tnf_access_internal(struct tnfctl_handle *h);
+
+/* probes.c: discovery, ids, state; buffer.c: trace file and attributes */
+tnfctl_errcode_t tnf_probes_init(struct tnfctl_handle *h);
+tnfctl_errcode_t tnf_probes_sync(struct tnfctl_handle *h);
+void tnf_probes_release(struct tnfctl_handle *h);
+void tnf_probes_detach_target(struct tnfctl_handle *h);
+tnfctl_errcode_t tnf_probes_claim_external(struct tnfctl_handle *h);
+tnfctl_errcode_t tnf_probes_attach_direct(struct tnfctl_handle *h);
+void tnf_bare_handle_free(struct tnfctl_handle *h);
+tnfctl_errcode_t tnf_attrs_refresh(struct tnfctl_handle *h);
+tnfctl_errcode_t tnf_read(struct tnfctl_handle *h, uintptr_t addr, void *buf, size_t len);
+tnfctl_errcode_t tnf_write(struct tnfctl_handle *h, uintptr_t addr, const void *buf, size_t len);
 
 #endif

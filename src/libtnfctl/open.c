@@ -57,6 +57,11 @@ TNF_API tnfctl_errcode_t tnfctl_pid_open(pid_t pid, tnfctl_handle_t **retval)
 	}
 	h->pid = pid;
 	h->attrs.targ_pid = pid;
+	err = tnf_probes_attach_direct(h);
+	if (err) {
+		tnfctl_close(h, TNFCTL_TARG_RESUME);
+		return err;
+	}
 	*retval = h;
 	return TNFCTL_ERR_NONE;
 }
@@ -163,6 +168,12 @@ TNF_API tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv
 	h->attrs.targ_pid = pid;
 	h->exec_child = true;
 	tnf_spawned_add(pid);
+	err = tnf_probes_attach_direct(h);
+	if (err) {
+		tnfctl_close(h, TNFCTL_TARG_KILL);
+		h = NULL;
+		goto out;
+	}
 	*retval = h;
 	h = NULL;
 out_h:

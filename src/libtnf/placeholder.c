@@ -1,2 +1,0 @@
-/* placeholder until the reader lands */
-int tnf_reader_placeholder;

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Target access for the probe layer (DESIGN §2.3): read, write, getpid and
+ * object iteration, the shape of tnfctl_ind_config_t.  Direct handles reach
+ * another process through process_vm_readv/writev (/proc/PID/mem when a page
+ * refuses); internal handles are the caller itself.  Indirect handles bring
+ * their own.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include "internal.h"
+#include "tracer.h"
+
+#define MAX_OBJS 4096
+
+static int mem_fallback(pid_t pid, uintptr_t addr, void *buf, size_t len, bool wr)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, (wr ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = wr ? pwrite(fd, buf, len, (off_t)addr) : pread(fd, buf, len, (off_t)addr);
+	close(fd);
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+static int direct_read(void *p, uintptr_t addr, void *buf, size_t len)
+{
+	struct tnfctl_handle *h = p;
+	struct iovec l = {.iov_base = buf, .iov_len = len};
+	struct iovec r = {.iov_base = (void *)addr, .iov_len = len};
+
+	if (process_vm_readv(h->pid, &l, 1, &r, 1, 0) == (ssize_t)len)
+		return 0;
+	return mem_fallback(h->pid, addr, buf, len, false);
+}
+
+static int direct_write(void *p, uintptr_t addr, void *buf, size_t len)
+{
+	struct tnfctl_handle *h = p;
+	struct iovec l = {.iov_base = buf, .iov_len = len};
+	struct iovec r = {.iov_base = (void *)addr, .iov_len = len};
+
+	if (process_vm_writev(h->pid, &l, 1, &r, 1, 0) == (ssize_t)len)
+		return 0;
+	return mem_fallback(h->pid, addr, buf, len, true);
+}
+
+static pid_t direct_getpid(void *p)
+{
+	return ((struct tnfctl_handle *)p)->pid;
+}
+
+static int read_str(struct tnfctl_handle *h, uintptr_t addr, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len - 1; i++) {
+		if (direct_read(h, addr + i, &buf[i], 1))
+			return -1;
+		if (!buf[i])
+			return 0;
+	}
+	buf[len - 1] = '\0';
+	return 0;
+}
+
+/* Walk the target's link map from ld.so's _r_debug (r_version, r_map, r_brk, r_state). */
+static int direct_obj_iter(void *p, tnfctl_ind_obj_f *fn, void *cd)
+{
+	struct tnfctl_handle *h = p;
+	struct tnf_maps_info mi;
+	uint64_t r_state_addr, lm;
+	int state, i, ret = 0;
+
+	if (tnf_proc_maps(h->pid, &mi) || tnf_rtld_locate(h->pid, &mi, &r_state_addr))
+		return 1;
+	if (direct_read(h, r_state_addr, &state, sizeof(state)) || state != 0 ||
+	    direct_read(h, r_state_addr - 16, &lm, sizeof(lm)))
+		return 1; /* not RT_CONSISTENT: Solaris' BADLMAPSTATE */
+	for (i = 0; lm && i < MAX_OBJS && !ret; i++) {
+		uint64_t f[4]; /* l_addr, l_name, l_ld, l_next */
+		tnfctl_ind_obj_info_t oi = {.objfd = -1};
+		char name[PATH_MAX];
+
+		if (direct_read(h, lm, f, sizeof(f)))
+			return 1;
+		lm = f[3];
+		if (!f[1] || read_str(h, f[1], name, sizeof(name)))
+			continue;
+		if (!name[0]) /* the main program */
+			snprintf(name, sizeof(name), "/proc/%d/exe", h->pid);
+		if (name[0] != '/')
+			continue; /* the vDSO has no file */
+		oi.text_base = oi.data_base = f[0];
+		oi.objname = name;
+		ret = fn(h, &oi, cd);
+	}
+	return ret;
+}
+
+void tnf_access_direct(struct tnfctl_handle *h)
+{
+	h->pr.mode = TNF_MODE_DIRECT;
+	h->pr.ops.p_read = direct_read;
+	h->pr.ops.p_write = direct_write;
+	h->pr.ops.p_getpid = direct_getpid;
+	h->pr.ops.p_obj_iter = direct_obj_iter;
+	h->pr.proc = h;
+}
+
+static int self_read(void *p, uintptr_t addr, void *buf, size_t len)
+{
+	(void)p;
+	memcpy(buf, (void *)addr, len);
+	return 0;
+}
+
+/* Pointer-sized aligned stores stay single stores: other threads may be running probes. */
+static int self_write(void *p, uintptr_t addr, void *buf, size_t len)
+{
+	(void)p;
+	if (len == sizeof(uintptr_t) && !(addr % sizeof(uintptr_t))) {
+		uintptr_t v;
+
+		memcpy(&v, buf, sizeof(v));
+		__atomic_store_n((uintptr_t *)addr, v, __ATOMIC_RELEASE);
+		return 0;
+	}
+	memcpy((void *)addr, buf, len);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	return 0;
+}
+
+static pid_t self_getpid(void *p)
+{
+	(void)p;
+	return getpid();
+}
+
+struct self_obj {
+	uintptr_t base;
+	char *name;
+};
+
+struct self_list {
+	struct self_obj *v;
+	size_t n, cap;
+	unsigned long long gen;
+};
+
+static int collect(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct self_list *l = data;
+	const char *name = info->dlpi_name;
+	struct self_obj *nv;
+
+	(void)size;
+	l->gen = info->dlpi_adds + info->dlpi_subs;
+	if (!name || !name[0])
+		name = l->n ? NULL : "/proc/self/exe";
+	if (!name || name[0] != '/')
+		return 0;
+	if (l->n == l->cap) {
+		nv = realloc(l->v, (l->cap * 2 + 8) * sizeof(*nv));
+		if (!nv)
+			return 1;
+		l->v = nv;
+		l->cap = l->cap * 2 + 8;
+	}
+	l->v[l->n].base = info->dlpi_addr;
+	l->v[l->n].name = strdup(name);
+	if (!l->v[l->n].name)
+		return 1;
+	l->n++;
+	return 0;
+}
+
+/* dl_iterate_phdr holds the loader lock: collect first, call back after. */
+static int self_obj_iter(void *p, tnfctl_ind_obj_f *fn, void *cd)
+{
+	struct tnfctl_handle *h = p;
+	struct self_list l = {0};
+	int ret;
+	size_t i;
+
+	ret = dl_iterate_phdr(collect, &l);
+	h->pr.dl_gen = l.gen;
+	for (i = 0; i < l.n && !ret; i++) {
+		tnfctl_ind_obj_info_t oi = {.objfd = -1,
+					    .text_base = l.v[i].base,
+					    .data_base = l.v[i].base,
+					    .objname = l.v[i].name};
+
+		ret = fn(h, &oi, cd);
+	}
+	for (i = 0; i < l.n; i++)
+		free(l.v[i].name);
+	free(l.v);
+	return ret;
+}
+
+void tnf_access_internal(struct tnfctl_handle *h)
+{
+	h->pr.mode = TNF_MODE_INTERNAL;
+	h->pr.ops.p_read = self_read;
+	h->pr.ops.p_write = self_write;
+	h->pr.ops.p_getpid = self_getpid;
+	h->pr.ops.p_obj_iter = self_obj_iter;
+	h->pr.proc = h;
+}

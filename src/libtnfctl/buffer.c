@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The trace file (tnfctl_buffer_alloc(3TNF)) and the trace attributes read
+ * back from the target's runtime (tnfctl_trace_attrs_get(3TNF)).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "internal.h"
+#include "tnf_runtime.h"
+
+#define RT_OFF(f) offsetof(struct tnf_runtime, f)
+
+tnfctl_errcode_t tnf_attrs_refresh(struct tnfctl_handle *h)
+{
+	tnfctl_trace_attrs_t *a = &h->attrs;
+	struct tnf_runtime *rt;
+	tnfctl_errcode_t err;
+	uint32_t st;
+
+	if (!h->pr.ready)
+		return TNFCTL_ERR_NONE;
+	rt = malloc(sizeof(*rt));
+	if (!rt)
+		return TNFCTL_ERR_ALLOCFAIL;
+	err = tnf_read(h, h->pr.rt.runtime, rt, sizeof(*rt));
+	if (err)
+		goto out;
+	rt->file_name[sizeof(rt->file_name) - 1] = '\0';
+	if (rt->file_ready && rt->file_name[0] &&
+	    (!h->pr.buf_name || strcmp(h->pr.buf_name, rt->file_name))) {
+		free(h->pr.buf_name);
+		h->pr.buf_name = strdup(rt->file_name);
+	}
+	st = rt->state;
+	a->targ_pid = h->pr.ops.p_getpid(h->pr.proc);
+	a->trace_file_name = h->pr.buf_name;
+	a->trace_buf_size = h->pr.buf_name ? rt->file_size : 0;
+	a->trace_min_size = rt->file_min;
+	if ((st & TNF_STATE_MASK) == TNF_STATE_BROKEN)
+		a->trace_buf_state = TNFCTL_BUF_BROKEN;
+	else if (!h->pr.buf_name)
+		a->trace_buf_state = TNFCTL_BUF_NONE;
+	else
+		a->trace_buf_state = TNFCTL_BUF_OK;
+	a->trace_state = (st & TNF_STATE_STOPPED) ? B_FALSE : B_TRUE;
+	a->filter_state = B_FALSE;
+out:
+	free(rt);
+	return err;
+}
+
+static tnfctl_errcode_t map_errno(int e)
+{
+	switch (e) {
+	case ENOENT:
+		return TNFCTL_ERR_FILENOTFOUND;
+	case EACCES:
+	case EPERM:
+	case ELOOP:
+		return TNFCTL_ERR_ACCES;
+	case ENOMEM:
+		return TNFCTL_ERR_ALLOCFAIL;
+	default:
+		return TNFCTL_ERR_INTERNAL;
+	}
+}
+
+/*
+ * An existing file is replaced only if it is a plain file of ours with a
+ * single link; a symlink or someone else's file (e.g. planted in /tmp) is
+ * refused.  O_EXCL|O_NOFOLLOW then closes the race with a new plant.
+ */
+static int create_file(const char *path, uint64_t size, uid_t owner, tnfctl_errcode_t *err)
+{
+	struct stat st;
+	int fd, r;
+
+	if (!lstat(path, &st)) {
+		if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1) {
+			*err = TNFCTL_ERR_ACCES;
+			return -1;
+		}
+		if (unlink(path) && errno != ENOENT) {
+			*err = map_errno(errno);
+			return -1;
+		}
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		*err = errno == EEXIST ? TNFCTL_ERR_ACCES : map_errno(errno);
+		return -1;
+	}
+	/* Real blocks, so that the target never takes SIGBUS on a full disk. */
+	r = posix_fallocate(fd, 0, (off_t)size);
+	if (r) {
+		*err = r == ENOSPC ? TNFCTL_ERR_ALLOCFAIL : map_errno(r);
+		unlink(path);
+		close(fd);
+		return -1;
+	}
+	/* A target of another uid (root tracing a user) must be able to open it. */
+	if (owner != geteuid() && fchown(fd, owner, (gid_t)-1))
+		(void)0;
+	return fd;
+}
+
+static uid_t target_uid(struct tnfctl_handle *h)
+{
+	char path[64], line[256];
+	unsigned int r, e;
+	uid_t uid = geteuid();
+	FILE *f;
+
+	if (h->pr.mode != TNF_MODE_DIRECT)
+		return uid;
+	snprintf(path, sizeof(path), "/proc/%d/status", h->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return uid;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %u %u", &r, &e) == 2) {
+			uid = e;
+			break;
+		}
+	fclose(f);
+	return uid;
+}
+
+static tnfctl_errcode_t alloc_locked(struct tnfctl_handle *h, const char *name, uint_t size)
+{
+	char path[PATH_MAX], cwd[PATH_MAX];
+	uintptr_t rt = h->pr.rt.runtime;
+	uint64_t sz = size;
+	uint32_t one = 1;
+	tnfctl_errcode_t err;
+	int fd;
+
+	err = tnf_attrs_refresh(h);
+	if (err)
+		return err;
+	if (h->pr.buf_name)
+		return TNFCTL_ERR_BUFEXISTS;
+	if (size < h->attrs.trace_min_size)
+		return TNFCTL_ERR_SIZETOOSMALL;
+	if (!name || !name[0])
+		return TNFCTL_ERR_BADARG;
+	if (name[0] == '/') {
+		if (strlen(name) >= sizeof(path))
+			return TNFCTL_ERR_BADARG;
+		strcpy(path, name);
+	} else {
+		if (!getcwd(cwd, sizeof(cwd)))
+			return map_errno(errno);
+		if (snprintf(path, sizeof(path), "%s/%s", cwd, name) >= (int)sizeof(path))
+			return TNFCTL_ERR_BADARG;
+	}
+	if (strlen(path) >= TNF_RUNTIME_NAME_MAX)
+		return TNFCTL_ERR_BADARG;
+	fd = create_file(path, sz, target_uid(h), &err);
+	if (fd < 0)
+		return err;
+	close(fd);
+	/* Size and name first; file_ready last tells the runtime to map it. */
+	err = tnf_write(h, rt + RT_OFF(file_size), &sz, sizeof(sz));
+	if (!err)
+		err = tnf_write(h, rt + RT_OFF(file_name), path, strlen(path) + 1);
+	if (!err)
+		err = tnf_write(h, rt + RT_OFF(file_ready), &one, sizeof(one));
+	if (err) {
+		unlink(path);
+		return err;
+	}
+	return tnf_attrs_refresh(h);
+}
+
+TNF_API tnfctl_errcode_t tnfctl_buffer_alloc(tnfctl_handle_t *h, const char *name, uint_t size)
+{
+	tnfctl_errcode_t err;
+
+	if (!h)
+		return TNFCTL_ERR_BADARG;
+	pthread_mutex_lock(&h->lock);
+	if (!h->pr.ready)
+		err = TNFCTL_ERR_BADARG;
+	else if (h->pr.mode == TNF_MODE_DIRECT && h->state != TNF_H_STOPPED)
+		err = h->state == TNF_H_GONE ? TNFCTL_ERR_NOPROCESS : TNFCTL_ERR_BADARG;
+	else
+		err = alloc_locked(h, name, size);
+	pthread_mutex_unlock(&h->lock);
+	return err;
+}

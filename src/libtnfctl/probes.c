@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The probe layer: discovery in link-map order, ids, and the sync after a
+ * dlopen/dlclose (tnfctl_check_libs(3TNF), tnfctl_register_funcs(3TNF)).
+ * Objects are told apart by load base and name; ids only ever grow.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <tnf/probe.h>
+#include "internal.h"
+#include "objfile.h"
+#include "tnf_runtime.h"
+#include "tracer.h"
+
+#define CB_OFF(f) offsetof(struct tnf_probe_control, f)
+
+void tnf_handle_init(struct tnfctl_handle *h)
+{
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&h->lock, &a);
+	pthread_mutexattr_destroy(&a);
+	h->pr.all_tail = &h->pr.all;
+}
+
+/* A direct target that is gone makes every access fail: say NOPROCESS, not INTERNAL. */
+static tnfctl_errcode_t access_err(struct tnfctl_handle *h)
+{
+	if (h->pr.mode == TNF_MODE_DIRECT && (kill(h->pid, 0) || tnf_proc_exiting(h->pid)))
+		return TNFCTL_ERR_NOPROCESS;
+	return TNFCTL_ERR_INTERNAL;
+}
+
+tnfctl_errcode_t tnf_read(struct tnfctl_handle *h, uintptr_t addr, void *buf, size_t len)
+{
+	return h->pr.ops.p_read(h->pr.proc, addr, buf, len) ? access_err(h) : TNFCTL_ERR_NONE;
+}
+
+tnfctl_errcode_t tnf_write(struct tnfctl_handle *h, uintptr_t addr, const void *buf, size_t len)
+{
+	return h->pr.ops.p_write(h->pr.proc, addr, (void *)buf, len) ? access_err(h)
+								     : TNFCTL_ERR_NONE;
+}
+
+struct sync_ctx {
+	struct tnfctl_handle *h;
+	struct tnf_obj *list, **tail;
+	tnfctl_errcode_t err;
+};
+
+static struct tnf_obj *take_old(struct tnfctl_handle *h, const tnfctl_ind_obj_info_t *oi)
+{
+	struct tnf_obj **pp, *o;
+
+	for (pp = &h->pr.objs; (o = *pp); pp = &o->next)
+		if (o->base == oi->text_base && !strcmp(o->name, oi->objname)) {
+			*pp = o->next;
+			return o;
+		}
+	return NULL;
+}
+
+static int sync_one(void *proc, const tnfctl_ind_obj_info_t *oi, void *cd)
+{
+	struct sync_ctx *c = cd;
+	struct tnf_obj *o;
+	int fd;
+
+	(void)proc;
+	if (!oi || !oi->objname)
+		return 0;
+	o = take_old(c->h, oi);
+	if (o) {
+		o->is_new = false;
+	} else {
+		fd = oi->objfd >= 0 ? fcntl(oi->objfd, F_DUPFD_CLOEXEC, 0)
+				    : open(oi->objname, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return 0; /* nothing we can read probes from */
+		o = calloc(1, sizeof(*o));
+		if (!o || !(o->name = strdup(oi->objname))) {
+			free(o);
+			close(fd);
+			c->err = TNFCTL_ERR_ALLOCFAIL;
+			return 1;
+		}
+		o->base = oi->text_base;
+		if (tnf_obj_open(o, fd)) {
+			free(o->name);
+			free(o);
+			return 0;
+		}
+		o->is_new = true;
+	}
+	o->next = NULL;
+	*c->tail = o;
+	c->tail = &o->next;
+	return 0;
+}
+
+static void obj_free(struct tnf_obj *o)
+{
+	unsigned long i;
+
+	for (i = 0; i < o->nprobes; i++) {
+		o->probes[i]->valid = false;
+		o->probes[i]->obj = NULL;
+	}
+	free(o->probes);
+	tnf_obj_close(o);
+	free(o->name);
+	free(o);
+}
+
+static void find_runtime(struct tnfctl_handle *h)
+{
+	struct tnf_rt_addrs *rt = &h->pr.rt;
+	struct tnf_obj *o;
+
+	if (rt->runtime)
+		return;
+	for (o = h->pr.objs; o; o = o->next) {
+		struct tnf_rt_addrs r = {.runtime = tnf_obj_sym(o, TNF_RUNTIME_SYM)};
+
+		if (!r.runtime)
+			continue;
+		r.pool = tnf_obj_sym(o, TNF_SYM_CHAIN_POOL);
+		r.test = tnf_obj_sym(o, TNF_SYM_TEST);
+		r.alloc = tnf_obj_sym(o, TNF_SYM_ALLOC);
+		r.end = tnf_obj_sym(o, TNF_SYM_END);
+		r.commit = tnf_obj_sym(o, TNF_SYM_COMMIT);
+		r.rollback = tnf_obj_sym(o, TNF_SYM_ROLLBACK);
+		if (r.pool && r.test && r.alloc && r.end && r.commit && r.rollback)
+			*rt = r;
+		return; /* the first definition in link-map order is rtld's choice too */
+	}
+}
+
+/* A block no controller has touched yet becomes "disabled, traced". */
+static tnfctl_errcode_t init_virgin(struct tnfctl_handle *h, uintptr_t addr)
+{
+	struct tnf_rt_addrs *rt = &h->pr.rt;
+	struct tnf_probe_control cb;
+	tnfctl_errcode_t err;
+
+	err = tnf_read(h, addr, &cb, sizeof(cb));
+	if (err || cb.version != TNF_PROBE_VERSION_1 || cb.commit_func)
+		return err;
+	/* commit_func last: it is what marks the block as initialised. */
+	err = tnf_write(h, addr + CB_OFF(alloc_func), &rt->alloc, sizeof(uintptr_t));
+	if (!err)
+		err = tnf_write(h, addr + CB_OFF(probe_func), &rt->end, sizeof(uintptr_t));
+	if (!err)
+		err = tnf_write(h, addr + CB_OFF(commit_func), &rt->commit, sizeof(uintptr_t));
+	return err;
+}
+
+static tnfctl_errcode_t add_probes(struct tnfctl_handle *h, struct tnf_obj *o)
+{
+	struct tnf_obj_block *bl;
+	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
+	size_t i, n;
+
+	if (tnf_obj_blocks(o, &bl, &n))
+		return TNFCTL_ERR_ALLOCFAIL;
+	o->min_id = h->pr.next_id;
+	o->probes = n ? calloc(n, sizeof(*o->probes)) : NULL;
+	if (n && !o->probes)
+		err = TNFCTL_ERR_ALLOCFAIL;
+	for (i = 0; i < n; i++) {
+		struct tnfctl_probe_handle *p;
+
+		if (err || (h->pr.rt.runtime && (err = init_virgin(h, bl[i].addr)))) {
+			free(bl[i].attrs);
+			continue;
+		}
+		p = calloc(1, sizeof(*p));
+		if (!p) {
+			err = TNFCTL_ERR_ALLOCFAIL;
+			free(bl[i].attrs);
+			continue;
+		}
+		p->owner = h;
+		p->obj = o;
+		p->valid = true;
+		p->new_probe = true;
+		p->id = h->pr.next_id++;
+		p->addr = bl[i].addr;
+		p->attrs = bl[i].attrs;
+		*h->pr.all_tail = p;
+		h->pr.all_tail = &p->next_all;
+		o->probes[o->nprobes++] = p;
+	}
+	free(bl);
+	return err;
+}
+
+tnfctl_errcode_t tnf_probes_sync(struct tnfctl_handle *h)
+{
+	struct sync_ctx c = {.h = h};
+	struct tnfctl_probe_handle *p;
+	struct tnf_obj *o, *next;
+	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
+	int r;
+
+	c.tail = &c.list;
+	r = h->pr.ops.p_obj_iter(h->pr.proc, sync_one, &c);
+	if (r) {
+		/* Keep what we had: put the objects seen back in front. */
+		*c.tail = h->pr.objs;
+		h->pr.objs = c.list;
+		return c.err ? c.err : (r >= TNFCTL_ERR_USR1 ? (tnfctl_errcode_t)r : access_err(h));
+	}
+	for (o = h->pr.objs; o; o = next) { /* what is left was unloaded */
+		next = o->next;
+		obj_free(o);
+	}
+	h->pr.objs = c.list;
+	find_runtime(h);
+	for (p = h->pr.all; p; p = p->next_all)
+		p->new_probe = false;
+	for (o = h->pr.objs; o && !err; o = o->next)
+		if (o->is_new && !o->probes)
+			err = add_probes(h, o);
+	if (h->pr.create)
+		for (p = h->pr.all; p; p = p->next_all)
+			if (p->new_probe && p->valid)
+				p->client_data = h->pr.create(h, p);
+	return err;
+}
+
+tnfctl_errcode_t tnf_probes_init(struct tnfctl_handle *h)
+{
+	struct tnf_runtime rt;
+	tnfctl_errcode_t err;
+
+	err = tnf_probes_sync(h);
+	if (err)
+		return err;
+	if (!h->pr.rt.runtime)
+		return TNFCTL_ERR_NOLIBTNFPROBE;
+	err = tnf_read(h, h->pr.rt.runtime, &rt, offsetof(struct tnf_runtime, file_name));
+	if (err)
+		return err;
+	if (rt.version != TNF_RUNTIME_VERSION)
+		return TNFCTL_ERR_NOLIBTNFPROBE;
+	h->pr.ready = true;
+	return tnf_attrs_refresh(h);
+}
+
+/* Forget the target's exclusivity marks (it may now be controlled otherwise). */
+void tnf_probes_detach_target(struct tnfctl_handle *h)
+{
+	uintptr_t rt = h->pr.rt.runtime;
+	uint32_t zero = 0;
+	int32_t ext;
+
+	if (!h->pr.ready || !rt)
+		return;
+	if (h->pr.mode == TNF_MODE_INTERNAL) {
+		tnf_write(h, rt + offsetof(struct tnf_runtime, internal_tracing), &zero, 4);
+		return;
+	}
+	if (!tnf_read(h, rt + offsetof(struct tnf_runtime, external_pid), &ext, 4) &&
+	    ext == h->pr.ops.p_getpid(h->pr.proc))
+		tnf_write(h, rt + offsetof(struct tnf_runtime, external_pid), &zero, 4);
+}
+
+void tnf_probes_release(struct tnfctl_handle *h)
+{
+	struct tnfctl_probe_handle *p, *pn;
+	struct tnf_chain_ent *c, *cn;
+	struct tnf_obj *o, *on;
+
+	for (p = h->pr.all; p; p = pn) {
+		pn = p->next_all;
+		if (h->pr.destroy)
+			h->pr.destroy(p->client_data);
+		free(p->attrs);
+		free(p->func_names);
+		free(p->func_addrs);
+		free(p);
+	}
+	h->pr.all = NULL;
+	h->pr.all_tail = &h->pr.all;
+	for (o = h->pr.objs; o; o = on) {
+		on = o->next;
+		o->nprobes = 0;
+		obj_free(o);
+	}
+	h->pr.objs = NULL;
+	for (c = h->pr.chains; c; c = cn) {
+		cn = c->next;
+		free(c);
+	}
+	h->pr.chains = NULL;
+	free(h->pr.buf_name);
+	h->pr.buf_name = NULL;
+}
+
+TNF_API tnfctl_errcode_t tnfctl_check_libs(tnfctl_handle_t *h)
+{
+	tnfctl_errcode_t err;
+
+	if (!h)
+		return TNFCTL_ERR_BADARG;
+	pthread_mutex_lock(&h->lock);
+	if (!h->pr.ready)
+		err = TNFCTL_ERR_BADARG;
+	else if (h->pr.mode == TNF_MODE_DIRECT && h->state != TNF_H_STOPPED)
+		err = h->state == TNF_H_GONE ? TNFCTL_ERR_NOPROCESS : TNFCTL_ERR_BADARG;
+	else
+		err = tnf_probes_sync(h);
+	if (!err)
+		err = tnf_attrs_refresh(h);
+	pthread_mutex_unlock(&h->lock);
+	return err;
+}
+
+TNF_API tnfctl_errcode_t tnfctl_register_funcs(tnfctl_handle_t *h,
+					       void *(*create)(tnfctl_handle_t *, tnfctl_probe_t *),
+					       void (*destroy)(void *))
+{
+	struct tnfctl_probe_handle *p;
+
+	if (!h)
+		return TNFCTL_ERR_BADARG;
+	pthread_mutex_lock(&h->lock);
+	if (h->pr.destroy)
+		for (p = h->pr.all; p; p = p->next_all)
+			h->pr.destroy(p->client_data);
+	for (p = h->pr.all; p; p = p->next_all)
+		p->client_data = NULL;
+	h->pr.create = create;
+	h->pr.destroy = destroy;
+	if (create)
+		for (p = h->pr.all; p; p = p->next_all)
+			if (p->valid)
+				p->client_data = create(h, p);
+	pthread_mutex_unlock(&h->lock);
+	return TNFCTL_ERR_NONE;
+}
