@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * main.c - tnfdump [-r] [-x] FILE...: print TNF trace files, cooked (probe
+ * lines, then the events of all files sorted by time) or raw (-r: every
+ * record in file order).  A file that cannot be read is reported as
+ * "tnfdump: FILE: reason" and makes the exit status 1; the other files
+ * are still printed.  An all-zero file (a buffer never written) is only
+ * reported.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dump.h"
+
+struct options {
+	bool raw;
+	bool hex;
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage: tnfdump [-r] [-x] <tnf_file> [<tnf_file> ...]\n"
+	      "  -r, --raw   print every record in file order\n"
+	      "  -x, --hex   print unsigned values in hexadecimal\n",
+	      out);
+}
+
+static void file_error(const char *path, int err, struct tnf_file *f)
+{
+	if (-err == TNF_ERR_IO)
+		fprintf(stderr, "tnfdump: %s: %s\n", path, strerror(errno));
+	else if (f && tnf_error_offset(f))
+		fprintf(stderr, "tnfdump: %s: %s at offset 0x%x\n", path, tnf_strerror(err),
+			tnf_error_offset(f));
+	else
+		fprintf(stderr, "tnfdump: %s: %s\n", path, tnf_strerror(err));
+}
+
+/* Print one record raw, all or nothing (a failure leaves no half record). */
+static int raw_one(struct tnf_file *f, struct tnf_datum rec, bool hex)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int err;
+
+	m = open_memstream(&buf, &len);
+	if (!m)
+		return -TNF_ERR_NOMEM;
+	err = raw_record(m, f, rec, hex);
+	if (fclose(m) && !err)
+		err = -TNF_ERR_NOMEM;
+	if (!err)
+		fwrite(buf, 1, len, stdout);
+	free(buf);
+	return err;
+}
+
+/* Returns 0, or 1 if the file was reported as bad. */
+static int dump_file(const char *path, const struct options *o, struct event_table *t)
+{
+	struct tnf_datum rec = {0, NULL};
+	struct tnf_file *f;
+	int err;
+
+	err = tnf_open(path, &f);
+	if (err == -TNF_ERR_ALLZERO) {
+		fprintf(stderr, "tnfdump: %s is an empty TNF file\n", path);
+		return 0;
+	}
+	if (err) {
+		file_error(path, err, NULL);
+		return 1;
+	}
+	while ((err = tnf_record_next(f, &rec)) > 0) {
+		if (o->raw)
+			err = raw_one(f, rec, o->hex);
+		else
+			err = cooked_record(t, stdout, f, rec, o->hex);
+		if (err)
+			break;
+	}
+	if (err)
+		file_error(path, err, f);
+	tnf_close(f);
+	return err ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"raw", no_argument, NULL, 'r'},
+		{"hex", no_argument, NULL, 'x'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct options o = {false, false};
+	struct event_table *t;
+	int c, i, status = 0;
+
+	while ((c = getopt_long(argc, argv, "rxh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			o.raw = true;
+			break;
+		case 'x':
+			o.hex = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 1;
+	}
+	t = table_new();
+	if (!t) {
+		fputs("tnfdump: out of memory\n", stderr);
+		return 1;
+	}
+	for (i = optind; i < argc; i++)
+		status |= dump_file(argv[i], &o, t);
+	if (!o.raw)
+		cooked_print(t, stdout);
+	table_free(t);
+	if (fflush(stdout)) {
+		fprintf(stderr, "tnfdump: write error: %s\n", strerror(errno));
+		status = 1;
+	}
+	return status;
+}
