@@ -195,7 +195,7 @@ int main(int argc, char **argv)
 		}
 		waitpid(pid, &st, 0);
 		tick(1);
-		printf("child %d parent %d\n", (int)pid, (int)getpid());
+		printf("pids child %d parent %d\n", (int)pid, (int)getpid());
 	} else if (!strcmp(sc, "vfork")) {
 		pid_t pid;
 		int st;
@@ -214,6 +214,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(sc, "threads")) {
 		pthread_t t[4];
 
+		tick(0); /* maps the file: threads racing to map would drop events */
 		for (i = 0; i < 4; i++)
 			if (pthread_create(&t[i], NULL, worker, (void *)(long)i))
 				fail("pthread_create");
