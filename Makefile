@@ -105,8 +105,14 @@ check: tests
 demo: all
 	$(B)/tnfctl-follow -- $(B)/demo/tnfdemo
 
-bench: all
+# What a probe costs (disabled, traced) and trace bytes per event.
+$(B)/bench/probe-cost: bench/probe-cost.c include/tnf/probe.h tests/helpers/tp_selfctl.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/helpers -o $@ $< -ldl -lpthread
+
+bench: all $(B)/bench/probe-cost
 	bench/follow-true-loop
+	LD_PRELOAD=$(abspath $(B))/libtnfprobe.so.1 $(B)/bench/probe-cost
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCDIR)/tnf \
