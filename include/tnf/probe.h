@@ -348,14 +348,18 @@ static inline void tnf_string_tnf_put(tnf_probe_setup_t *s, tnf_string_tnf_t *sl
 		   TNF_P_(t1, n1, v1) TNF_P_(t2, n2, v2) TNF_P_(t3, n3, v3) TNF_P_(t4, n4, v4)     \
 			   TNF_P_(t5, n5, v5))
 #else
-#define TNF_PROBE_0(name, keys, detail)							((void)0)
-#define TNF_PROBE_1(name, keys, detail, t1, n1, v1)					((void)0)
-#define TNF_PROBE_2(name, keys, detail, t1, n1, v1, t2, n2, v2)				((void)0)
-#define TNF_PROBE_3(name, keys, detail, t1, n1, v1, t2, n2, v2, t3, n3, v3)		((void)0)
-#define TNF_PROBE_4(name, keys, detail, t1, n1, v1, t2, n2, v2, t3, n3, v3, t4, n4, v4) ((void)0)
+/* Values are named in sizeof only: no code, no evaluation, no unused warnings. */
+#define TNF_U_(v)						(void)sizeof(v)
+#define TNF_PROBE_0(name, keys, detail)				((void)0)
+#define TNF_PROBE_1(name, keys, detail, t1, n1, v1)		(TNF_U_(v1))
+#define TNF_PROBE_2(name, keys, detail, t1, n1, v1, t2, n2, v2) (TNF_U_(v1), TNF_U_(v2))
+#define TNF_PROBE_3(name, keys, detail, t1, n1, v1, t2, n2, v2, t3, n3, v3)                        \
+	(TNF_U_(v1), TNF_U_(v2), TNF_U_(v3))
+#define TNF_PROBE_4(name, keys, detail, t1, n1, v1, t2, n2, v2, t3, n3, v3, t4, n4, v4)            \
+	(TNF_U_(v1), TNF_U_(v2), TNF_U_(v3), TNF_U_(v4))
 #define TNF_PROBE_5(name, keys, detail, t1, n1, v1, t2, n2, v2, t3, n3, v3, t4, n4, v4, t5, n5,    \
 		    v5)                                                                            \
-	((void)0)
+	(TNF_U_(v1), TNF_U_(v2), TNF_U_(v3), TNF_U_(v4), TNF_U_(v5))
 #endif
 
 /*
@@ -376,12 +380,15 @@ static inline void tnf_string_tnf_put(tnf_probe_setup_t *s, tnf_string_tnf_t *sl
 #define TNF_PROBE_5_DEBUG(name, keys, detail, ...)                                                 \
 	TNF_PROBE_5(name, keys, "debug;" detail, __VA_ARGS__)
 #else
+#define TNF_DU_(...) TNF_DU2_(__VA_ARGS__, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+#define TNF_DU2_(t1, n1, v1, t2, n2, v2, t3, n3, v3, t4, n4, v4, t5, n5, v5, ...)                  \
+	((void)sizeof(v1), (void)sizeof(v2), (void)sizeof(v3), (void)sizeof(v4), (void)sizeof(v5))
 #define TNF_PROBE_0_DEBUG(name, keys, detail)	   ((void)0)
-#define TNF_PROBE_1_DEBUG(name, keys, detail, ...) ((void)0)
-#define TNF_PROBE_2_DEBUG(name, keys, detail, ...) ((void)0)
-#define TNF_PROBE_3_DEBUG(name, keys, detail, ...) ((void)0)
-#define TNF_PROBE_4_DEBUG(name, keys, detail, ...) ((void)0)
-#define TNF_PROBE_5_DEBUG(name, keys, detail, ...) ((void)0)
+#define TNF_PROBE_1_DEBUG(name, keys, detail, ...) TNF_DU_(__VA_ARGS__)
+#define TNF_PROBE_2_DEBUG(name, keys, detail, ...) TNF_DU_(__VA_ARGS__)
+#define TNF_PROBE_3_DEBUG(name, keys, detail, ...) TNF_DU_(__VA_ARGS__)
+#define TNF_PROBE_4_DEBUG(name, keys, detail, ...) TNF_DU_(__VA_ARGS__)
+#define TNF_PROBE_5_DEBUG(name, keys, detail, ...) TNF_DU_(__VA_ARGS__)
 #endif
 
 /* ---- process and thread switches (tnf_process_disable(3TNF)) ------------ */
