@@ -33,8 +33,9 @@ DUMP_OBJS := $(DUMP_SRCS:%.c=$(B)/%.o)
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 TEST_HELPERS := $(patsubst tests/helpers/%.c,$(B)/tests/helpers/%,$(wildcard tests/helpers/*.c))
+TEST_SOLIBS := $(patsubst tests/solibs/%.c,$(B)/tests/solibs/%.so,$(wildcard tests/solibs/*.c))
 
-all: $(B)/libtnfctl.so.1 $(B)/libtnfctl.so $(B)/libtnfprobe.so.1 $(B)/tnfctl-follow \
+all: $(B)/libtnfctl.so.1 $(B)/libtnfctl.so $(B)/libtnfprobe.so.1 $(B)/tnfctl-follow $(B)/tnftrace \
 	$(B)/demo/tnfdemo $(B)/demo/libtnfdemo_plugin.so $(B)/libtnf.a $(B)/tnfdump
 
 $(B)/%.o: %.c | $(B)/tnfctl.skel.h
@@ -73,12 +74,15 @@ $(B)/tnfdump: $(DUMP_OBJS) $(B)/libtnf.a
 $(B)/tnfctl-follow: examples/tnfctl-follow.c include/tnf/tnfctl.h $(B)/libtnfctl.so
 	$(CC) $(CFLAGS) -o $@ $< -L$(B) -ltnfctl -lpthread -Wl,-rpath,'$$ORIGIN'
 
-# The bundled demo: forks, execs, dlopens and runs threads.
-$(B)/demo/tnfdemo: examples/demo/tnfdemo.c
+$(B)/tnftrace: examples/tnftrace.c include/tnf/tnfctl.h $(B)/libtnfctl.so
+	$(CC) $(CFLAGS) -o $@ $< -L$(B) -ltnfctl -lpthread -Wl,-rpath,'$$ORIGIN'
+
+# The bundled demo: forks, execs, dlopens and runs threads, with probes.
+$(B)/demo/tnfdemo: examples/demo/tnfdemo.c include/tnf/probe.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -ldl -lpthread
 
-$(B)/demo/libtnfdemo_plugin.so: examples/demo/plugin.c
+$(B)/demo/libtnfdemo_plugin.so: examples/demo/plugin.c include/tnf/probe.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared -o $@ $<
 
@@ -96,7 +100,19 @@ $(B)/tests/helpers/%: tests/helpers/%.c tests/helpers/target_common.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -ldl -lpthread
 
-tests: all $(TEST_BINS) $(TEST_HELPERS)
+# Shared objects with probes (preloaded or dlopened by the test targets).
+$(B)/tests/solibs/%.so: tests/solibs/%.c include/tnf/probe.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $<
+
+# A program that controls its own probes (internal mode).
+$(B)/tests/helpers/tl_internal: tests/helpers/tl_internal.c $(B)/libtnfctl.so $(B)/libtnfprobe.so.1
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -L$(B) -ltnfctl -Wl,--no-as-needed $(B)/libtnfprobe.so.1 \
+		-Wl,--as-needed -ldl -lpthread \
+		-Wl,-rpath,'$$ORIGIN/../..'
+
+tests: all $(TEST_BINS) $(TEST_HELPERS) $(TEST_SOLIBS)
 
 check: tests
 	B=$(B) tests/run-tests

@@ -99,7 +99,8 @@ static void test_trace_attrs_get(void **state)
 	assert_int_equal(attrs.trace_buf_state, TNFCTL_BUF_NONE);
 	assert_null(attrs.trace_file_name);
 	assert_int_equal(attrs.trace_buf_size, 0);
-	assert_int_equal(attrs.trace_min_size, 0);
+	assert_int_equal(attrs.trace_min_size, 128 * 1024); /* libtnfprobe's tnf_trace_file_min */
+	assert_int_equal(attrs.trace_state, B_TRUE);
 	assert_int_equal(attrs.filter_state, B_FALSE);
 	tl_assert_err(tnfctl_trace_attrs_get(h, NULL), TNFCTL_ERR_BADARG);
 	tl_assert_err(tnfctl_trace_attrs_get(NULL, &attrs), TNFCTL_ERR_BADARG);

@@ -6,6 +6,11 @@
  * that forks a grandchild exiting 7, and dlopens/dlcloses its plugin, so one
  * run shows every lifecycle event a follower reports.  No sleeps: a run must
  * stay well under a second.  `-x N` sets the final exit status.
+ *
+ * It also carries TNF probes (see <tnf/probe.h>), in main, in the threads,
+ * in a forked child and in the plugin (one in its constructor), for
+ * tnftrace and the probe tests.  Without a controller they cost a load and
+ * a branch each.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -18,6 +23,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <tnf/probe.h>
 
 #define NR_THREADS  2
 #define PLUGIN_NAME "libtnfdemo_plugin.so"
@@ -49,6 +55,8 @@ static void *worker_fn(void *arg)
 	for (i = 0; i < 100000; i++)
 		x = x * 6364136223846793005UL + 1442695040888963407UL;
 	w->result = x;
+	TNF_PROBE_2(demo_worker_done, "demo thread", "", tnf_ulong, seed, w->seed, tnf_opaque,
+		    result, (void *)x);
 	return NULL;
 }
 
@@ -125,6 +133,7 @@ static void step_grandchild(void)
 			fprintf(stderr, "tnfdemo: fork: %s\n", strerror(errno));
 			_exit(1);
 		}
+		TNF_PROBE_1(demo_child, "demo fork", "", tnf_int, grandchild, (int)gc);
 		if (gc == 0)
 			_exit(7);
 		_exit(wait_status(gc) == 7 ? 0 : 1);
@@ -206,10 +215,17 @@ int main(int argc, char **argv)
 	}
 
 	printf("tnfdemo: pid %d\n", (int)getpid());
+	TNF_PROBE_1(demo_start, "demo main", "sunw%debug 'demo starts'", tnf_string, argv0,
+		    argv[0]);
 	step_threads();
+	TNF_PROBE_1(demo_step, "demo main", "", tnf_string, done, "threads");
 	step_exec();
+	TNF_PROBE_1(demo_step, "demo main", "", tnf_string, done, "exec");
 	step_grandchild();
+	TNF_PROBE_1(demo_step, "demo main", "", tnf_string, done, "grandchild");
 	step_plugin(argv[0]);
+	TNF_PROBE_1(demo_step, "demo main", "", tnf_string, done, "plugin");
 	printf("tnfdemo: exiting %d\n", status);
+	TNF_PROBE_1(demo_exit, "demo main", "", tnf_int, status, status);
 	return status;
 }

@@ -6,6 +6,7 @@
  * refuses); internal handles are the caller itself.  Indirect handles bring
  * their own.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
@@ -34,15 +35,46 @@ static int mem_fallback(pid_t pid, uintptr_t addr, void *buf, size_t len, bool w
 	return n == (ssize_t)len ? 0 : -1;
 }
 
+/*
+ * The thread whose /proc entries and mm we use: the leader, unless it left
+ * early (pthread_exit) and is a zombie with no memory; then a live thread.
+ */
+static pid_t mem_tid(struct tnfctl_handle *h)
+{
+	char path[64];
+	struct dirent *d;
+	pid_t t = h->pr.mem_tid ? h->pr.mem_tid : h->pid;
+	DIR *dir;
+
+	if (!tnf_proc_exiting(t))
+		return h->pr.mem_tid = t;
+	snprintf(path, sizeof(path), "/proc/%d/task", h->pid);
+	dir = opendir(path);
+	if (!dir)
+		return h->pid;
+	t = h->pid;
+	while ((d = readdir(dir)))
+		if (d->d_name[0] != '.' && !tnf_proc_exiting(atoi(d->d_name))) {
+			t = atoi(d->d_name);
+			break;
+		}
+	closedir(dir);
+	return h->pr.mem_tid = t;
+}
+
 static int direct_read(void *p, uintptr_t addr, void *buf, size_t len)
 {
 	struct tnfctl_handle *h = p;
 	struct iovec l = {.iov_base = buf, .iov_len = len};
 	struct iovec r = {.iov_base = (void *)addr, .iov_len = len};
+	pid_t t = h->pr.mem_tid ? h->pr.mem_tid : h->pid;
 
-	if (process_vm_readv(h->pid, &l, 1, &r, 1, 0) == (ssize_t)len)
+	if (process_vm_readv(t, &l, 1, &r, 1, 0) == (ssize_t)len)
 		return 0;
-	return mem_fallback(h->pid, addr, buf, len, false);
+	t = mem_tid(h);
+	if (process_vm_readv(t, &l, 1, &r, 1, 0) == (ssize_t)len)
+		return 0;
+	return mem_fallback(t, addr, buf, len, false);
 }
 
 static int direct_write(void *p, uintptr_t addr, void *buf, size_t len)
@@ -50,10 +82,14 @@ static int direct_write(void *p, uintptr_t addr, void *buf, size_t len)
 	struct tnfctl_handle *h = p;
 	struct iovec l = {.iov_base = buf, .iov_len = len};
 	struct iovec r = {.iov_base = (void *)addr, .iov_len = len};
+	pid_t t = h->pr.mem_tid ? h->pr.mem_tid : h->pid;
 
-	if (process_vm_writev(h->pid, &l, 1, &r, 1, 0) == (ssize_t)len)
+	if (process_vm_writev(t, &l, 1, &r, 1, 0) == (ssize_t)len)
 		return 0;
-	return mem_fallback(h->pid, addr, buf, len, true);
+	t = mem_tid(h);
+	if (process_vm_writev(t, &l, 1, &r, 1, 0) == (ssize_t)len)
+		return 0;
+	return mem_fallback(t, addr, buf, len, true);
 }
 
 static pid_t direct_getpid(void *p)
@@ -82,8 +118,9 @@ static int direct_obj_iter(void *p, tnfctl_ind_obj_f *fn, void *cd)
 	struct tnf_maps_info mi;
 	uint64_t r_state_addr, lm;
 	int state, i, ret = 0;
+	pid_t t = mem_tid(h);
 
-	if (tnf_proc_maps(h->pid, &mi) || tnf_rtld_locate(h->pid, &mi, &r_state_addr))
+	if (tnf_proc_maps(t, &mi) || tnf_rtld_locate(t, &mi, &r_state_addr))
 		return 1;
 	if (direct_read(h, r_state_addr, &state, sizeof(state)) || state != 0 ||
 	    direct_read(h, r_state_addr - 16, &lm, sizeof(lm)))
@@ -91,20 +128,34 @@ static int direct_obj_iter(void *p, tnfctl_ind_obj_f *fn, void *cd)
 	for (i = 0; lm && i < MAX_OBJS && !ret; i++) {
 		uint64_t f[4]; /* l_addr, l_name, l_ld, l_next */
 		tnfctl_ind_obj_info_t oi = {.objfd = -1};
-		char name[PATH_MAX];
+		char name[PATH_MAX], path[PATH_MAX + 32];
+		ssize_t n;
 
 		if (direct_read(h, lm, f, sizeof(f)))
 			return 1;
 		lm = f[3];
 		if (!f[1] || read_str(h, f[1], name, sizeof(name)))
 			continue;
-		if (!name[0]) /* the main program */
-			snprintf(name, sizeof(name), "/proc/%d/exe", h->pid);
-		if (name[0] != '/')
-			continue; /* the vDSO has no file */
+		if (!name[0]) {
+			/* The main program: its real name, read through /proc. */
+			snprintf(path, sizeof(path), "/proc/%d/exe", t);
+			oi.objfd = open(path, O_RDONLY | O_CLOEXEC);
+			n = readlink(path, name, sizeof(name) - 1);
+			name[n > 0 ? n : 0] = '\0';
+			if (!name[0])
+				snprintf(name, sizeof(name), "%.4000s", path);
+		} else if (name[0] != '/') {
+			/* dlopen("dir/lib.so") keeps the name relative to the target's cwd */
+			snprintf(path, sizeof(path), "/proc/%d/cwd/%s", t, name);
+			oi.objfd = open(path, O_RDONLY | O_CLOEXEC);
+			if (oi.objfd < 0)
+				continue; /* the vDSO has no file */
+		}
 		oi.text_base = oi.data_base = f[0];
 		oi.objname = name;
 		ret = fn(h, &oi, cd);
+		if (oi.objfd >= 0)
+			close(oi.objfd);
 	}
 	return ret;
 }
@@ -166,9 +217,15 @@ static int collect(struct dl_phdr_info *info, size_t size, void *data)
 	struct self_obj *nv;
 
 	(void)size;
+	char exe[PATH_MAX];
+	ssize_t n;
+
 	l->gen = info->dlpi_adds + info->dlpi_subs;
-	if (!name || !name[0])
-		name = l->n ? NULL : "/proc/self/exe";
+	if ((!name || !name[0]) && !l->n) {
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+		name = exe;
+	}
 	if (!name || name[0] != '/')
 		return 0;
 	if (l->n == l->cap) {

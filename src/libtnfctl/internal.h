@@ -64,6 +64,7 @@ struct tnf_probes {
 	void (*destroy)(void *);
 	char *buf_name;		   /* trace file named by this handle or found in the target */
 	unsigned long long dl_gen; /* internal mode: dlpi_adds + dlpi_subs at last sync */
+	pid_t mem_tid;		   /* direct mode: a live thread to reach memory through */
 	bool ready;		   /* probe layer initialised */
 };
 

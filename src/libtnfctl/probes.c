@@ -32,7 +32,9 @@ void tnf_handle_init(struct tnfctl_handle *h)
 /* A direct target that is gone makes every access fail: say NOPROCESS, not INTERNAL. */
 static tnfctl_errcode_t access_err(struct tnfctl_handle *h)
 {
-	if (h->pr.mode == TNF_MODE_DIRECT && (kill(h->pid, 0) || tnf_proc_exiting(h->pid)))
+	pid_t t = h->pr.mem_tid ? h->pr.mem_tid : h->pid;
+
+	if (h->pr.mode == TNF_MODE_DIRECT && (kill(h->pid, 0) || tnf_proc_exiting(t)))
 		return TNFCTL_ERR_NOPROCESS;
 	return TNFCTL_ERR_INTERNAL;
 }

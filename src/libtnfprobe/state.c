@@ -31,8 +31,13 @@ TNF_EXPORT struct tnf_probe_chain tnf_chain_pool[TNF_CHAIN_POOL_SIZE];
 struct tnf_buf tnf_buf;
 pid_t tnf_pid;
 
-/* 1 while a thread maps the file: others drop their event, never wait. */
-static int map_claim;
+/*
+ * Threads of this process that hit a probe while another one maps the file
+ * wait for it (a few system calls) rather than lose their events.  The
+ * thread that maps is marked busy, so a probe in its own signal handler is
+ * dropped before it could get here.
+ */
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int64_t tnf_now(void)
 {
@@ -75,8 +80,7 @@ static int map_file(void)
 	void *p;
 	int fd;
 
-	if (__atomic_exchange_n(&map_claim, 1, __ATOMIC_ACQUIRE))
-		return -1;
+	pthread_mutex_lock(&map_lock);
 	if ((__atomic_load_n(&tnf_runtime.state, __ATOMIC_ACQUIRE) & TNF_STATE_MASK) !=
 	    TNF_STATE_NOBUFFER)
 		goto out; /* a thread that finished meanwhile mapped it */
@@ -105,11 +109,11 @@ static int map_file(void)
 		goto broken;
 	state_set(TNF_STATE_RUNNING);
 out:
-	__atomic_store_n(&map_claim, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&map_lock);
 	return 0;
 broken:
 	tnf_set_broken();
-	__atomic_store_n(&map_claim, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&map_lock);
 	return -1;
 }
 
@@ -162,7 +166,8 @@ static void after_fork_child(void)
 	s = __atomic_load_n(&tnf_runtime.state, __ATOMIC_RELAXED);
 	if ((s & TNF_STATE_MASK) == TNF_STATE_RUNNING)
 		state_set(TNF_STATE_FORKED);
-	map_claim = 0; /* a mapping thread of the parent does not exist here */
+	/* a mapping thread of the parent does not exist here */
+	pthread_mutex_init(&map_lock, NULL);
 	tnf_types_after_fork();
 }
 

@@ -374,6 +374,10 @@ static void tgt_command(char *line)
 	} else if (!strcmp(line, "kill")) {
 		kill(getpid(), atoi(arg));
 		tgt_reply("survived");
+#ifdef TGT_EXTRA
+	} else if (tgt_extra(line, arg)) {
+		/* handled by the program's own commands */
+#endif
 	} else {
 		tgt_reply("error %s", line);
 	}

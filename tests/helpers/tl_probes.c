@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * tl_probes: a test target with probes.  The commands of target_common.h,
+ * plus:
+ *   fire N           -> tl_main_tick(i) N times, then tl_main_str: "fired N"
+ *   firepre N        -> libtl_pre's tl_pre_tick N times: "firedpre N"
+ *   fireplug N       -> the last dlopened library's tl_plug_tick: "firedplug N"
+ *   fork_fire N      -> a child fires tl_child(i) N times and exits:
+ *                       "forkfired <pid> status <s>"
+ *   threads_fire T N -> T threads fire tl_thr(t, i) N times each, joined:
+ *                       "threadsfired T N"
+ *   chainlog         -> "chainlog <calls of libtl_pre's probe functions>"
+ */
+#define TGT_EXTRA 1
+static int tgt_extra(const char *cmd, char *arg);
+#include "target_common.h"
+#include <tnf/probe.h>
+
+static void fire_main(int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		TNF_PROBE_1(tl_main_tick, "tl main", "sunw%debug 'main tick'", tnf_int, i, i);
+	TNF_PROBE_1(tl_main_str, "tl main", "", tnf_string, s, "main done");
+}
+
+struct thr_arg {
+	int t, n;
+};
+
+static void *thr_fire(void *p)
+{
+	struct thr_arg *a = p;
+	int i;
+
+	for (i = 0; i < a->n; i++)
+		TNF_PROBE_2(tl_thr, "tl thr", "", tnf_int, t, a->t, tnf_int, i, i);
+	return NULL;
+}
+
+static void *sym(const char *name)
+{
+	void *s = NULL;
+
+	if (tgt_ndl)
+		s = dlsym(tgt_dl[tgt_ndl - 1], name);
+	return s ? s : dlsym(RTLD_DEFAULT, name);
+}
+
+static int tgt_extra(const char *cmd, char *arg)
+{
+	if (!strcmp(cmd, "fire")) {
+		fire_main(atoi(arg));
+		tgt_reply("fired %d", atoi(arg));
+	} else if (!strcmp(cmd, "firepre") || !strcmp(cmd, "fireplug")) {
+		void (*fn)(int) =
+			sym(cmd[4] == 'p' && cmd[5] == 'r' ? "tlpre_fire" : "tlplug_fire");
+
+		if (fn)
+			fn(atoi(arg));
+		tgt_reply("%s %d", fn ? (cmd[5] == 'r' ? "firedpre" : "firedplug") : "nofunc",
+			  atoi(arg));
+	} else if (!strcmp(cmd, "fork_fire")) {
+		int i, n = atoi(arg);
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			for (i = 0; i < n; i++)
+				TNF_PROBE_1(tl_child, "tl child", "", tnf_int, i, i);
+			_exit(0);
+		}
+		tgt_reply("forkfired %d status %d", (int)pid, tgt_wait(pid));
+	} else if (!strcmp(cmd, "threads_fire")) {
+		struct thr_arg a[64];
+		pthread_t th[64];
+		int i, t = 0, n = 0;
+
+		sscanf(arg, "%d %d", &t, &n);
+		if (t > 64)
+			t = 64;
+		for (i = 0; i < t; i++) {
+			a[i].t = i;
+			a[i].n = n;
+			pthread_create(&th[i], NULL, thr_fire, &a[i]);
+		}
+		for (i = 0; i < t; i++)
+			pthread_join(th[i], NULL);
+		tgt_reply("threadsfired %d %d", t, n);
+	} else if (!strcmp(cmd, "chainlog")) {
+		const char *(*fn)(void) = sym("tlpre_chain_log");
+
+		tgt_reply("chainlog %s", fn ? fn() : "nofunc");
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	tgt_init(argc, argv);
+	return tgt_run();
+}
