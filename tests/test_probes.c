@@ -198,8 +198,11 @@ static void test_discovery_and_fresh_state(void **state)
 	assert_non_null(find(&l, "tl_child"));
 	assert_non_null(pre);
 	assert_null(find(&l, "tl_plug_tick")); /* not loaded yet */
-	/* The executable comes before the preloaded library. */
+	/* The executable comes before the preloaded library; declaration order within. */
 	assert_true(main_tick->id < pre->id);
+	assert_true(main_tick->id < find(&l, "tl_main_str")->id);
+	assert_true(find(&l, "tl_main_str")->id < find(&l, "tl_thr")->id);
+	assert_true(find(&l, "tl_thr")->id < find(&l, "tl_child")->id);
 	assert_non_null(strstr(pre->obj, "libtl_pre.so"));
 	tl_assert_err(tnfctl_probe_state_get(h, main_tick->p, &st), TNFCTL_ERR_NONE);
 	assert_false(st.enabled);

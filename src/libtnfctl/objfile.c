@@ -147,6 +147,74 @@ static void resolve_attrs(Elf *e, const GElf_Shdr *psh, uint64_t *vals, size_t n
 	}
 }
 
+/* The value of attribute @key ("file", "line") in an attribute string. */
+static const char *attr_val(const char *attrs, const char *key, size_t *len)
+{
+	size_t kl = strlen(key);
+	const char *s = attrs;
+
+	while (s && *s) {
+		if (!strncmp(s, key, kl) && s[kl] == ' ') {
+			*len = strcspn(s + kl + 1, ";");
+			return s + kl + 1;
+		}
+		s = strchr(s, ';');
+		s = s ? s + 1 : NULL;
+	}
+	*len = 0;
+	return "";
+}
+
+struct order {
+	struct tnf_obj_block b;
+	size_t file_rank; /* section position of the file's first block: link order */
+	long line;
+};
+
+static int by_decl(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+
+	if (x->file_rank != y->file_rank)
+		return x->file_rank < y->file_rank ? -1 : 1;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->b.addr < y->b.addr ? -1 : x->b.addr > y->b.addr;
+}
+
+/*
+ * Compilers lay out a file's static blocks in any order (gcc reverses
+ * them): order by source file in link order, then by line, which is the
+ * declaration order.
+ */
+static void sort_declared(struct tnf_obj_block *bl, size_t n)
+{
+	struct order *v = calloc(n, sizeof(*v));
+	size_t i, j, fl, gl;
+
+	if (!v)
+		return; /* section order, then */
+	for (i = 0; i < n; i++) {
+		const char *f = attr_val(bl[i].attrs, "file", &fl);
+
+		v[i].b = bl[i];
+		v[i].line = atol(attr_val(bl[i].attrs, "line", &gl));
+		v[i].file_rank = i;
+		for (j = 0; j < i; j++) {
+			const char *g = attr_val(bl[j].attrs, "file", &gl);
+
+			if (gl == fl && !strncmp(f, g, fl)) {
+				v[i].file_rank = v[j].file_rank;
+				break;
+			}
+		}
+	}
+	qsort(v, n, sizeof(*v), by_decl);
+	for (i = 0; i < n; i++)
+		bl[i] = v[i].b;
+	free(v);
+}
+
 int tnf_obj_blocks(struct tnf_obj *o, struct tnf_obj_block **blocks, size_t *np)
 {
 	struct tnf_obj_block *bl = NULL;
@@ -200,6 +268,7 @@ int tnf_obj_blocks(struct tnf_obj *o, struct tnf_obj_block **blocks, size_t *np)
 		k++;
 	}
 	free(vals);
+	sort_declared(bl, k);
 	*blocks = bl;
 	*np = k;
 	return 0;
