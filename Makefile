@@ -120,6 +120,7 @@ check: tests
 # The main job on the bundled demo: forks, execs, dlopens and runs threads.
 demo: all
 	$(B)/tnfctl-follow -- $(B)/demo/tnfdemo
+	$(B)/tnftrace -o $(B)/demo/tnfdemo.tnf -- $(B)/demo/tnfdemo
 
 # What a probe costs (disabled, traced) and trace bytes per event.
 $(B)/bench/probe-cost: bench/probe-cost.c include/tnf/probe.h tests/helpers/tp_selfctl.h
@@ -135,11 +136,14 @@ install: all
 		$(DESTDIR)$(LIBDIR)/pkgconfig
 	install -m 0755 $(B)/libtnfctl.so.1 $(B)/libtnfprobe.so.1 $(DESTDIR)$(LIBDIR)/
 	ln -sf libtnfctl.so.1 $(DESTDIR)$(LIBDIR)/libtnfctl.so
-	install -m 0644 include/tnf/tnfctl.h $(DESTDIR)$(INCDIR)/tnf/
+	install -m 0644 include/tnf/tnfctl.h include/tnf/probe.h $(DESTDIR)$(INCDIR)/tnf/
+	install -m 0755 $(B)/tnfdump $(DESTDIR)$(BINDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCDIR@|$(INCDIR)|g' \
 		-e 's|@VERSION@|$(VERSION)|g' tnfctl.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/tnfctl.pc
 	chmod 0644 $(DESTDIR)$(LIBDIR)/pkgconfig/tnfctl.pc
 	$(CC) $(CFLAGS) -o $(DESTDIR)$(BINDIR)/tnfctl-follow examples/tnfctl-follow.c \
+		-L$(B) -ltnfctl -lpthread -Wl,-rpath,$(LIBDIR)
+	$(CC) $(CFLAGS) -o $(DESTDIR)$(BINDIR)/tnftrace examples/tnftrace.c \
 		-L$(B) -ltnfctl -lpthread -Wl,-rpath,$(LIBDIR)
 
 vmlinux:
