@@ -278,6 +278,27 @@ int tnf_event_get(struct tnf_file *f, struct tnf_datum rec, struct tnf_event *ev
 /* tnf_is_probe_type - 1 if @rec is a probe description (tnf_probe_type). */
 int tnf_is_probe_type(struct tnf_datum rec);
 
+/*
+ * Events the writer lost.  Our libtnfprobe counts every event (or
+ * argument) it could not write in block 0; the original writer does not.
+ */
+#define TNF_DROP_REASONS 8
+
+struct tnf_drops {
+	uint32_t total;				/* all drops */
+	uint32_t by_reason[TNF_DROP_REASONS]; /* see tnf_drop_reason() */
+};
+
+/*
+ * tnf_writer_drops - the writer's drop counters.  Returns 1 with *out
+ * filled if the writer marked the file as counting drops, 0 (and *out
+ * zeroed) if not, or -TNF_ERR_INVAL.
+ */
+int tnf_writer_drops(const struct tnf_file *f, struct tnf_drops *out);
+
+/* tnf_drop_reason - short text for reason @i, NULL if it has no name. */
+const char *tnf_drop_reason(unsigned i);
+
 #ifdef __cplusplus
 }
 #endif
