@@ -14,6 +14,7 @@
 #include "testlib.h"
 
 #include "tnf.h"
+#include "tnf_swap.h"
 
 #define NVARIANTS   2000 /* damaged copies */
 #define PREFIX_STEP 509	 /* bytes between tested prefix lengths */
@@ -275,6 +276,92 @@ static void test_raw_threads64(void **state)
 	(void)state;
 	NEED_DATA();
 	expect_output("-r", "threads64.tnf", "threads64.raw.txt");
+}
+
+/* @text with every @from replaced by @to (malloc'ed). */
+static char *replace_all(const char *text, const char *from, const char *to)
+{
+	size_t fl = strlen(from), tl_ = strlen(to), n = 0;
+	const char *p;
+	char *r, *q;
+
+	for (p = text; (p = strstr(p, from)); p += fl)
+		n++;
+	r = malloc(strlen(text) + n * tl_ + 1);
+	assert_non_null(r);
+	for (q = r; (p = strstr(text, from)); text = p + fl) {
+		memcpy(q, text, (size_t)(p - text));
+		q += p - text;
+		memcpy(q, to, tl_);
+		q += tl_;
+	}
+	strcpy(q, text);
+	return r;
+}
+
+/*
+ * A byte-swapped copy of @path, written by a writer of the other byte
+ * order, must print exactly what the original prints: cooked, -x and -r,
+ * the same stderr (up to the file name) and the same status.
+ */
+static void expect_swapped_same(const char *path)
+{
+	static const char *const opts[] = {NULL, "-x", "-r"};
+	char dir[] = "/tmp/tl-swap-XXXXXX", sw[PATH_MAX];
+	const char *args[3] = {NULL, NULL, NULL};
+	char *data, *swapped, *out[2], *err[2], *e;
+	struct tnf_file *f;
+	int status[2], i, k;
+	size_t len;
+
+	data = read_all(path, &len);
+	assert_non_null(data);
+	swapped = tnf_swap_copy(data, len);
+	assert_non_null(swapped);
+	assert_memory_not_equal(data, swapped, 4);
+	assert_int_equal(tnf_open_mem(swapped, len, &f), 0);
+	assert_int_equal(tnf_file_info(f)->swapped, 1);
+	tnf_close(f);
+	assert_non_null(mkdtemp(dir));
+	snprintf(sw, sizeof(sw), "%s/swapped.tnf", dir);
+	write_all(sw, swapped, len);
+	for (i = 0; i < 3; i++) {
+		for (k = 0; k < 2; k++) {
+			args[0] = opts[i] ? opts[i] : (k ? sw : path);
+			args[1] = opts[i] ? (k ? sw : path) : NULL;
+			status[k] = run_dump(args, &out[k], &err[k]);
+		}
+		if (strcmp(out[0], out[1]))
+			print_error("tnfdump %s: the swapped copy prints differently\n",
+				    opts[i] ? opts[i] : "");
+		assert_int_equal(status[0], status[1]);
+		assert_string_equal(out[0], out[1]);
+		e = replace_all(err[1], sw, path);
+		assert_string_equal(err[0], e);
+		free(e);
+		for (k = 0; k < 2; k++) {
+			free(out[k]);
+			free(err[k]);
+		}
+	}
+	unlink(sw);
+	rmdir(dir);
+	free(swapped);
+	free(data);
+}
+
+static void test_swapped(void **state)
+{
+	static const char *const files[] = {"small64.tnf", "threads64.tnf", "small.tnf"};
+	char in[PATH_MAX];
+	size_t i;
+
+	(void)state;
+	NEED_DATA();
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		data_path(in, sizeof(in), files[i]);
+		expect_swapped_same(in);
+	}
 }
 
 /* tnfdump FILE fails with status 1 and "tnfdump: FILE: <reason>". */
@@ -728,6 +815,7 @@ int main(void)
 		TL_TEST(test_raw_small32),
 		TL_TEST(test_cooked_threads64),
 		TL_TEST(test_raw_threads64),
+		TL_TEST(test_swapped),
 		TL_TEST(test_not_tnf),
 		TL_TEST(test_truncated),
 		TL_TEST(test_usage_and_missing),
