@@ -5,6 +5,8 @@
  * thread through its A_lock, so the hot path never contends; tag space
  * (permanent type records) grows lock-free by CAS on a cursor.
  */
+#include <errno.h>
+#include <signal.h>
 #include <string.h>
 
 #include "rt.h"
@@ -30,9 +32,35 @@ static void atomic_max16(uint16_t *p, uint16_t v)
 }
 
 /*
+ * A_lock of @bh is held: take it over if its owner is a process that is
+ * gone (one that ended, or was killed, while holding it would otherwise pin
+ * the block for the life of the file; enough of them and every later event
+ * is lost).  The CAS on the owner makes one taker win.  Keeps errno: this
+ * runs inside the traced program's code.
+ */
+static int take_from_dead(struct tnf_block_header *bh)
+{
+	uint32_t o = __atomic_load_n(&bh->owner, __ATOMIC_ACQUIRE);
+	int saved = errno, dead;
+
+	if (!o || (pid_t)o == tnf_pid)
+		return 0;
+	dead = kill((pid_t)o, 0) && errno == ESRCH;
+	errno = saved;
+	return dead && __atomic_compare_exchange_n(&bh->owner, &o, (uint32_t)tnf_pid, 0,
+						   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+/* Gives A_lock of @bh back: the owner goes first, so a taker never sees a stale one. */
+static void block_unlock(struct tnf_block_header *bh)
+{
+	__atomic_store_n(&bh->owner, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&bh->a_lock, 0, __ATOMIC_RELEASE);
+}
+
+/*
  * Takes the next data block whose generation is older than this lap and
- * whose A_lock is free (a block a dead process still holds is skipped).
- * Returns its offset, or 0.
+ * whose A_lock is free or held by a dead process.  Returns its offset, or 0.
  */
 uint32_t tnf_block_take(int for_tags)
 {
@@ -50,12 +78,14 @@ uint32_t tnf_block_take(int for_tags)
 
 		if (g == TNF_TAG_GEN || g >= gen)
 			continue;
-		if (!__atomic_compare_exchange_n(&bh->a_lock, &unlocked, 1, 0, __ATOMIC_ACQUIRE,
-						 __ATOMIC_RELAXED))
+		if (__atomic_compare_exchange_n(&bh->a_lock, &unlocked, 1, 0, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			__atomic_store_n(&bh->owner, (uint32_t)tnf_pid, __ATOMIC_RELAXED);
+		else if (!take_from_dead(bh))
 			continue;
 		g = __atomic_load_n(&bh->generation, __ATOMIC_RELAXED);
 		if (g == TNF_TAG_GEN || g >= gen) {
-			__atomic_store_n(&bh->a_lock, 0, __ATOMIC_RELEASE);
+			block_unlock(bh);
 			continue;
 		}
 		/* empty it before the new generation makes it look valid */
@@ -74,7 +104,7 @@ uint32_t tnf_block_take(int for_tags)
 void tnf_block_release(struct tnf_thread *t)
 {
 	if (t->blk)
-		__atomic_store_n(&tnf_bh(t->blk)->a_lock, 0, __ATOMIC_RELEASE);
+		block_unlock(tnf_bh(t->blk));
 	t->blk = 0;
 	t->pos = 0;
 	t->valid = 0;

@@ -76,7 +76,11 @@ struct tnf_block_header {
 	uint16_t bytes_valid;
 	uint8_t a_lock; /* held by the thread writing the block */
 	uint8_t b_lock;
-	uint32_t pad;
+	/*
+	 * Writer-private (padding to TNF readers): the pid holding a_lock, 0
+	 * while free or being taken, so a dead process's block can be reused.
+	 */
+	uint32_t owner;
 	uint64_t next_block;
 };
 

@@ -23,6 +23,19 @@ static void thread_exit(void *arg)
 	t->registered = 0; /* a later probe in another destructor re-arms it */
 }
 
+/*
+ * exit(): the TSD destructor does not run for the thread calling it, so its
+ * block is given back here; other processes sharing the file may use it
+ * at once instead of after this one is reaped.
+ */
+__attribute__((destructor)) static void process_exit(void)
+{
+	struct tnf_thread *t = &tnf_self;
+
+	if (!t->busy)
+		tnf_block_release(t);
+}
+
 static void make_key(void)
 {
 	key_ok = !pthread_key_create(&key, thread_exit);
