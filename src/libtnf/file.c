@@ -217,7 +217,8 @@ int tnf_open(const char *path, struct tnf_file **out)
 	if (!path || !out)
 		return -TNF_ERR_INVAL;
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO without a writer must be refused, not waited for */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -TNF_ERR_IO;
 	if (fstat(fd, &st) < 0) {
