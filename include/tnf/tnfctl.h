@@ -235,6 +235,9 @@ tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *
  * Resumes every thread and blocks until one of:
  *  DLOPEN/DLCLOSE  the link map became consistent after an object was
  *                  added/removed; the new object's constructors have not run.
+ *                  Its probes already exist (new ids) and the create
+ *                  callback (tnfctl_register_funcs) has run for each; probes
+ *                  of a removed object are now TNFCTL_ERR_INVALIDPROBE.
  *                  A successful dlopen of an object already loaded (or a
  *                  dlclose that unloads nothing) changes no link map; as on
  *                  Solaris it is still reported, at the return of the call.
@@ -249,6 +252,10 @@ tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *
  *  TARGGONE        the target ended another way (a signal).
  *  EINTR           a signal interrupted the caller; the target is stopped.
  * Signals sent to the target are delivered as if no one were watching.
+ * Each return with the target stopped re-reads the trace attributes
+ * (tnfctl_trace_attrs_get shows a buffer that broke meanwhile).  A
+ * FORK child handle controls the child's probes too: they are a copy of the
+ * parent's, writing into the same trace file.
  * After EXIT and TARGGONE only tnfctl_close() is useful.
  *
  * Errors:
