@@ -25,14 +25,18 @@ void tnf_put_string(tnf_probe_setup_t *set, uint32_t *slot, const char *str)
 	uint32_t room = room_of(t), len, self, off, type, *w;
 
 	*slot = 0;
-	if (!str || room < 16)
+	if (!str)
+		return; /* a NULL string is a value, not a loss */
+	type = room < 16 ? 0 : tnf_type_ref(T_STRING);
+	if (!type) {
+		tnf_drop(TNF_DROP_TRUNCATED);
 		return;
-	type = tnf_type_ref(T_STRING);
-	if (!type)
-		return;
+	}
 	len = strnlen(str, room);
-	if (8 + len + 1 > room)
+	if (8 + len + 1 > room) {
 		len = (room & ~7u) - 9;
+		tnf_drop(TNF_DROP_TRUNCATED);
+	}
 	self = (8 + len + 1 + 3) & ~3u;
 	off = t->pos;
 	t->pos += tnf_round8(self);
@@ -112,14 +116,14 @@ void tnf_put_record(tnf_probe_setup_t *set, uint32_t *slot, const struct tnf_typ
 	char *p;
 
 	*slot = 0;
-	if (!rec || !type || type->kind != TNF_K_RECORD || type->nmembers > 16)
+	if (!rec)
+		return; /* a NULL record is a value, not a loss */
+	tt = type && type->kind == TNF_K_RECORD && type->nmembers <= 16 ? tnf_record_type(type) : 0;
+	size = tt ? tnf_round8(tnf_record_layout(type, offs)) : 0;
+	if (!tt || room_of(t) < size) {
+		tnf_drop(TNF_DROP_TRUNCATED);
 		return;
-	tt = tnf_record_type(type);
-	if (!tt)
-		return;
-	size = tnf_round8(tnf_record_layout(type, offs));
-	if (room_of(t) < size)
-		return;
+	}
 	off = t->pos;
 	t->pos += size;
 	p = tnf_buf.base + off;

@@ -43,6 +43,12 @@ int tnf_format(void)
 	fh->ticket = 0;
 	fh->tag_cursor = TNF_RESERVE_START;
 	fh->dir_next = TNF_CELL_FIRST;
+	/*
+	 * Marks the counters as ours.  They are not zeroed: the file came
+	 * zero-filled, and drops other processes counted while we formatted
+	 * must stay counted.
+	 */
+	fh->drops_magic = TNF_DROPS_MAGIC;
 
 	tnf_types_lock();
 	fht = tnf_type_ref_locked(T_FILE_HEADER);

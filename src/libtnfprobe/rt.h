@@ -14,6 +14,7 @@
 #include <sys/types.h>
 #include <tnf/probe.h>
 #include "tnf_runtime.h"
+#include "tnf_drops.h"
 
 #define TNF_EXPORT __attribute__((visibility("default")))
 
@@ -68,7 +69,17 @@ struct tnf_file_header {
 	uint64_t ticket;     /* data blocks handed out so far (lap = ticket / blocks) */
 	uint32_t tag_cursor; /* next free byte in tag space */
 	uint32_t dir_next;   /* next free directory cell */
+	/* events lost, for the reader to report (tnf_drops.h) */
+	uint32_t drops_magic;
+	uint32_t drops_total;
+	uint32_t drops[TNF_DROPS_MAX_REASONS];
 };
+
+_Static_assert(offsetof(struct tnf_file_header, drops_magic) == TNF_DROPS_MAGIC_OFF &&
+		       offsetof(struct tnf_file_header, drops_total) == TNF_DROPS_TOTAL_OFF &&
+		       offsetof(struct tnf_file_header, drops) == TNF_DROPS_REASON_OFF &&
+		       sizeof(struct tnf_file_header) == TNF_DROPS_END,
+	       "drop counters where tnf_drops.h says");
 
 struct tnf_block_header {
 	uint32_t tag;
@@ -132,6 +143,9 @@ int64_t tnf_now(void);
 
 /* format.c */
 int tnf_format(void);
+
+/* drops.c */
+void tnf_drop(enum tnf_drop_reason why);
 
 /* blocks.c */
 uint32_t tnf_block_take(int for_tags);

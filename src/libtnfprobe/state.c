@@ -136,6 +136,8 @@ again:
 		}
 		if (m != TNF_MAGIC_FORMATTING)
 			tnf_set_broken();
+		else
+			tnf_drop(TNF_DROP_FORMATTING);
 		return 0;
 	}
 	if (!mapped && s == TNF_STATE_NOBUFFER &&

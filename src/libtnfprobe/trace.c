@@ -48,8 +48,11 @@ TNF_EXPORT void *tnf_trace_alloc(struct tnf_ops *ops, tnf_probe_control_t *cb,
 	int64_t now;
 	int sched;
 
-	if (t->busy)
-		return NULL; /* a probe inside a probe (signal handler, connected function) */
+	if (t->busy) {
+		/* a probe inside a probe (signal handler, connected function) */
+		tnf_drop(TNF_DROP_NESTED);
+		return NULL;
+	}
 	t->busy = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (!tnf_buf_usable())
@@ -59,20 +62,26 @@ TNF_EXPORT void *tnf_trace_alloc(struct tnf_ops *ops, tnf_probe_control_t *cb,
 	tag = (uint32_t)__atomic_load_n(&cb->index, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(!tag, 0)) {
 		tag = tnf_probe_tag(cb);
-		if (!tag)
+		if (!tag) {
+			tnf_drop(TNF_DROP_NOSPACE);
 			goto drop;
+		}
 	}
 	size = tnf_round8((uint32_t)cb->tnf_event_size);
-	if (size < 8 || size > TNF_BLOCK_SIZE - TNF_BLOCK_HDR - 24)
+	if (size < 8 || size > TNF_BLOCK_SIZE - TNF_BLOCK_HDR - 24) {
+		tnf_drop(TNF_DROP_TOOBIG);
 		goto drop;
+	}
 	now = tnf_now();
 	sched = !t->sched || now < t->time_base || now - t->time_base > (int64_t)UINT32_MAX;
 	/* leave room for strings and records in the same block */
 	need = size + outside_args(cb) * 64 + (sched ? 24 : 0);
 	room = t->blk ? t->blk + TNF_BLOCK_SIZE - t->pos : 0;
 	if (room < need) {
-		if (tnf_block_new(t))
+		if (tnf_block_new(t)) {
+			tnf_drop(TNF_DROP_NOBLOCK);
 			goto drop;
+		}
 		sched = 1;
 	}
 	if (sched)

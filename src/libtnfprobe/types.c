@@ -127,7 +127,8 @@ static const struct builtin builtins[T_COUNT] = {
 	[T_TAG_ARG] = DERIVED("tnf_tag_arg", T_TAGGED),
 	[T_TYPE_SIZE] = DERIVED("tnf_type_size", T_UINT32),
 	[T_STRUCT] = {"tnf_struct", T_STRUCT_TYPE, P_EMPTY, 0, 0, T_NONE, no_slots, NULL},
-	[T_FILE_HEADER] = {"tnf_file_header", T_STRUCT_TYPE, P_STRUCT, 56, 0, T_NONE,
+	/* the record (after the magic) covers the writer-private words too */
+	[T_FILE_HEADER] = {"tnf_file_header", T_STRUCT_TYPE, P_STRUCT, TNF_DROPS_END - 4, 0, T_NONE,
 			   file_header_slots, file_header_names},
 	[T_BLOCK_HEADER] = {"tnf_block_header", T_STRUCT_TYPE, P_STRUCT, 24, 0, T_NONE,
 			    block_header_slots, block_header_names},
