@@ -285,7 +285,7 @@ int tnf_is_probe_type(struct tnf_datum rec);
 #define TNF_DROP_REASONS 8
 
 struct tnf_drops {
-	uint32_t total;				/* all drops */
+	uint32_t total;			      /* all drops */
 	uint32_t by_reason[TNF_DROP_REASONS]; /* see tnf_drop_reason() */
 };
 

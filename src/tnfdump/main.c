@@ -5,7 +5,9 @@
  * record in file order).  A file that cannot be read is reported as
  * "tnfdump: FILE: reason" and makes the exit status 1; the other files
  * are still printed.  An all-zero file (a buffer never written) is only
- * reported.
+ * reported.  A file whose writer counted events it lost (our libtnfprobe)
+ * gets one line on stderr after the output, so that an incomplete trace
+ * does not look complete; the exit status does not change.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +20,50 @@ struct options {
 	bool raw;
 	bool hex;
 };
+
+/* Drop counts of the files, reported once everything is printed. */
+struct drop_note {
+	const char *path;
+	struct tnf_drops drops;
+};
+
+static struct drop_note *notes;
+static int nnotes;
+
+static void note_drops(const char *path, struct tnf_file *f)
+{
+	struct tnf_drops d;
+
+	if (tnf_writer_drops(f, &d) != 1 || d.total == 0)
+		return;
+	notes[nnotes].path = path;
+	notes[nnotes].drops = d;
+	nnotes++;
+}
+
+/* "tnfdump: FILE: N events were dropped by the writer (reason: n, ...)" */
+static void report_drops(void)
+{
+	const struct tnf_drops *d;
+	const char *name, *sep;
+	unsigned r;
+	int i;
+
+	for (i = 0; i < nnotes; i++) {
+		d = &notes[i].drops;
+		fprintf(stderr, "tnfdump: %s: %u %s dropped by the writer", notes[i].path, d->total,
+			d->total == 1 ? "event was" : "events were");
+		sep = " (";
+		for (r = 0; r < TNF_DROP_REASONS; r++) {
+			if (!d->by_reason[r])
+				continue;
+			name = tnf_drop_reason(r);
+			fprintf(stderr, "%s%s: %u", sep, name ? name : "other", d->by_reason[r]);
+			sep = ", ";
+		}
+		fputs(*sep == ',' ? ")\n" : "\n", stderr);
+	}
+}
 
 static void usage(FILE *out)
 {
@@ -74,6 +120,7 @@ static int dump_file(const char *path, const struct options *o, struct event_tab
 		file_error(path, err, NULL);
 		return 1;
 	}
+	note_drops(path, f);
 	while ((err = tnf_record_next(f, &rec)) > 0) {
 		if (o->raw)
 			err = raw_one(f, rec, o->hex);
@@ -121,7 +168,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	t = table_new();
-	if (!t) {
+	notes = calloc((size_t)(argc - optind), sizeof(*notes));
+	if (!t || !notes) {
 		fputs("tnfdump: out of memory\n", stderr);
 		return 1;
 	}
@@ -134,5 +182,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tnfdump: write error: %s\n", strerror(errno));
 		status = 1;
 	}
+	report_drops();
+	free(notes);
 	return status;
 }
