@@ -9,13 +9,16 @@
 #include <sys/mman.h>
 
 #include "testlib.h"
+#include "tnf.h"
+#include "tnf_swap.h"
 
 struct tp_run {
 	char dir[64];
 	char file[128];
-	char out[1 << 16];  /* the helper's stdout */
-	char err[1 << 16];  /* its stderr */
-	char dump[1 << 20]; /* tnfdump's output */
+	char out[1 << 16];   /* the helper's stdout */
+	char err[1 << 16];   /* its stderr */
+	char dump[1 << 20];  /* tnfdump's output */
+	char dump_err[4096]; /* and its stderr */
 };
 
 static struct tp_run run;
@@ -100,13 +103,12 @@ static void tp_dump(void)
 {
 	char tool[PATH_MAX];
 	char *argv[] = {tool, run.file, NULL};
-	char err[4096];
 	int st;
 
 	tl_path_of(tool, "tnfdump");
-	st = tp_exec(argv, 0, run.dump, sizeof(run.dump), err, sizeof(err));
+	st = tp_exec(argv, 0, run.dump, sizeof(run.dump), run.dump_err, sizeof(run.dump_err));
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
-		fail_msg("tnfdump: status 0x%x: %s", st, err);
+		fail_msg("tnfdump: status 0x%x: %s", st, run.dump_err);
 }
 
 static void tp_expect_out(const char *line)
@@ -309,6 +311,58 @@ static int tp_walk(unsigned size)
 	return events;
 }
 
+/* ---- whole files ----------------------------------------------------------- */
+
+static char *tp_slurp(const char *path, size_t *len)
+{
+	struct stat st;
+	char *buf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	buf = malloc((size_t)st.st_size);
+	assert_non_null(buf);
+	assert_int_equal(read(fd, buf, (size_t)st.st_size), st.st_size);
+	close(fd);
+	*len = (size_t)st.st_size;
+	return buf;
+}
+
+static void tp_spill(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, len), (ssize_t)len);
+	assert_int_equal(close(fd), 0);
+}
+
+/* The drop counters of the trace file (libtnf): 1 if our writer's. */
+static int tp_drops(struct tnf_drops *d)
+{
+	struct tnf_file *f;
+	int r;
+
+	assert_int_equal(tnf_open(run.file, &f), 0);
+	r = tnf_writer_drops(f, d);
+	tnf_close(f);
+	return r;
+}
+
+/* The first @from in @s (of @size bytes) becomes @to. */
+static void rename_in(char *s, size_t size, const char *from, const char *to)
+{
+	char *p = strstr(s, from);
+	size_t fl = strlen(from), tl_ = strlen(to);
+
+	if (!p)
+		return;
+	assert_true(strlen(s) - fl + tl_ < size);
+	memmove(p + tl_, p + fl, strlen(p + fl) + 1);
+	memcpy(p, to, tl_);
+}
+
 /* ---- tests ---------------------------------------------------------------- */
 
 static int tp_setup(void **state)
@@ -339,6 +393,8 @@ static void test_probe_all_types(void **state)
 	assert_int_equal(fds_before, fds_after);
 	assert_int_equal(tp_walk(2 * 131072), 7);
 	tp_dump();
+	/* nothing was lost: no drop line */
+	assert_string_equal(run.dump_err, "");
 	if (!strstr(run.dump, "probe\t tnf_name: \"ints\" tnf_string: \"keys tp types;file "
 			      "tests/helpers/tp_probes.c;line "))
 		fail_msg("no probe line for ints:\n%s", run.dump);
@@ -494,6 +550,8 @@ static void test_probe_debug(void **state)
 /* A probe from a signal handler inside a probe, or in a connected function, is dropped. */
 static void test_probe_nested(void **state)
 {
+	char want[512];
+	struct tnf_drops d;
 	int n;
 
 	(void)state;
@@ -505,6 +563,89 @@ static void test_probe_nested(void **state)
 	tp_find(n, "inner", "v: 3");
 	assert_int_equal(tp_count(n, "inner", "v: 1"), 1); /* only the one outside a probe */
 	assert_int_equal(tp_count(n, "inner", "v: 2"), 0);
+	/* both drops are counted in the file and reported after the table */
+	snprintf(want, sizeof(want),
+		 "tnfdump: %s: 2 events were dropped by the writer (nested probe: 2)\n", run.file);
+	assert_string_equal(run.dump_err, want);
+	assert_int_equal(tp_drops(&d), 1);
+	assert_int_equal(d.total, 2);
+	assert_int_equal(d.by_reason[TNF_DROP_NESTED], 2);
+}
+
+/* A string longer than the room left in a block is truncated: counted. */
+static void test_probe_truncated(void **state)
+{
+	struct tnf_drops d;
+
+	(void)state;
+	tp_scenario("longstr", 0, NULL, 1);
+	tp_dump();
+	assert_int_equal(tp_drops(&d), 1);
+	assert_int_equal(d.total, 1);
+	assert_int_equal(d.by_reason[TNF_DROP_TRUNCATED], 1);
+	assert_non_null(strstr(run.dump_err, "1 event was dropped by the writer "
+					     "(argument truncated: 1)\n"));
+}
+
+/*
+ * Our files, byte-swapped as a writer of the other order would have made
+ * them, print exactly the same (cooked, -x, -r; drop line included).
+ */
+static void swapped_same(void)
+{
+	static const char *const opts[] = {"", "-x", "-r"};
+	char tool[PATH_MAX], sw[256], *out[2], err[2][4096], *data, *swapped;
+	char *argv[] = {tool, NULL, NULL, NULL};
+	struct tnf_drops d[2];
+	struct tnf_file *f;
+	size_t len;
+	int i, k, st[2];
+
+	data = tp_slurp(run.file, &len);
+	swapped = tnf_swap_copy(data, len);
+	assert_non_null(swapped);
+	assert_int_equal(tnf_open_mem(data, len, &f), 0);
+	assert_int_equal(tnf_writer_drops(f, &d[0]), 1);
+	tnf_close(f);
+	assert_int_equal(tnf_open_mem(swapped, len, &f), 0);
+	assert_int_equal(tnf_file_info(f)->swapped, 1);
+	assert_int_equal(tnf_writer_drops(f, &d[1]), 1);
+	tnf_close(f);
+	assert_memory_equal(&d[0], &d[1], sizeof(d[0]));
+	snprintf(sw, sizeof(sw), "%s/swapped.tnf", run.dir);
+	tp_spill(sw, swapped, len);
+	tl_path_of(tool, "tnfdump");
+	for (i = 0; i < 3; i++) {
+		for (k = 0; k < 2; k++) {
+			out[k] = malloc(sizeof(run.dump));
+			assert_non_null(out[k]);
+			argv[1] = *opts[i] ? (char *)opts[i] : (k ? sw : run.file);
+			argv[2] = *opts[i] ? (k ? sw : run.file) : NULL;
+			st[k] = tp_exec(argv, 0, out[k], sizeof(run.dump), err[k], sizeof(err[k]));
+		}
+		assert_int_equal(st[0], st[1]);
+		assert_string_equal(out[0], out[1]);
+		/* the same drop line, but for the other name */
+		rename_in(err[1], sizeof(err[1]), sw, run.file);
+		assert_string_equal(err[0], err[1]);
+		free(out[0]);
+		free(out[1]);
+	}
+	unlink(sw);
+	free(swapped);
+	free(data);
+}
+
+static void test_probe_swapped(void **state)
+{
+	static const char *const scenarios[] = {"types", "nested", "threads"};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+		tp_scenario(scenarios[i], 0, NULL, 1);
+		swapped_same();
+	}
 }
 
 /* Without libtnfprobe a program with probes runs, its probes off. */
@@ -534,6 +675,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_probe_switches, tp_setup, tp_teardown),
 		cmocka_unit_test_setup_teardown(test_probe_debug, tp_setup, tp_teardown),
 		cmocka_unit_test_setup_teardown(test_probe_nested, tp_setup, tp_teardown),
+		cmocka_unit_test_setup_teardown(test_probe_truncated, tp_setup, tp_teardown),
+		cmocka_unit_test_setup_teardown(test_probe_swapped, tp_setup, tp_teardown),
 		cmocka_unit_test_setup_teardown(test_probe_no_runtime, tp_setup, tp_teardown),
 		cmocka_unit_test_setup_teardown(test_probe_broken, tp_setup, tp_teardown),
 		TL_FINAL_TEST,

@@ -311,11 +311,17 @@ static void expect_swapped_same(const char *path)
 	const char *args[3] = {NULL, NULL, NULL};
 	char *data, *swapped, *out[2], *err[2], *e;
 	struct tnf_file *f;
+	struct tnf_drops d;
 	int status[2], i, k;
 	size_t len;
 
 	data = read_all(path, &len);
 	assert_non_null(data);
+	/* the original writer's private words are no drop counters */
+	assert_int_equal(tnf_open_mem(data, len, &f), 0);
+	assert_int_equal(tnf_writer_drops(f, &d), 0);
+	assert_int_equal(d.total, 0);
+	tnf_close(f);
 	swapped = tnf_swap_copy(data, len);
 	assert_non_null(swapped);
 	assert_memory_not_equal(data, swapped, 4);

@@ -133,6 +133,10 @@ static void swap_writer_area(struct tnf_swap *s)
 
 	if (!tnf_rd32(s->f, TNF_DROPS_MAGIC_OFF, &magic) || magic != TNF_DROPS_MAGIC)
 		return;
+	/* allocation words (libtnfprobe rt.h): ticket (u64), tag_cursor, dir_next */
+	swap_bytes(s, 40, 8);
+	swap_bytes(s, 48, 4);
+	swap_bytes(s, 52, 4);
 	for (off = TNF_DROPS_MAGIC_OFF; off < TNF_DROPS_END; off += 4)
 		swap_bytes(s, off, 4);
 }

@@ -267,6 +267,12 @@ int main(int argc, char **argv)
 		tp_connect("floats", tp.debug);
 		tp_trace("floats", 0);
 		all_types();
+	} else if (!strcmp(sc, "longstr")) {
+		/* more than a block can hold: truncated, and counted */
+		static char big[1024];
+
+		memset(big, 'x', sizeof(big) - 1);
+		TNF_PROBE_1(longstr, "tp", "", tnf_string, s, big);
 	} else if (!strcmp(sc, "nested")) {
 		signal(SIGUSR1, on_usr1);
 		tp_connect("sw", fn_raise);
