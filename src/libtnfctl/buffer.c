@@ -186,11 +186,8 @@ TNF_API tnfctl_errcode_t tnfctl_buffer_alloc(tnfctl_handle_t *h, const char *nam
 	if (!h)
 		return TNFCTL_ERR_BADARG;
 	pthread_mutex_lock(&h->lock);
-	if (!h->pr.ready)
-		err = TNFCTL_ERR_BADARG;
-	else if (h->pr.mode == TNF_MODE_DIRECT && h->state != TNF_H_STOPPED)
-		err = h->state == TNF_H_GONE ? TNFCTL_ERR_NOPROCESS : TNFCTL_ERR_BADARG;
-	else
+	err = tnf_probes_usable(h);
+	if (!err)
 		err = alloc_locked(h, name, size);
 	pthread_mutex_unlock(&h->lock);
 	return err;

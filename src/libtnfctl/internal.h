@@ -108,6 +108,7 @@ void tnf_access_internal(struct tnfctl_handle *h);
 /* probes.c: discovery, ids, state; buffer.c: trace file and attributes */
 tnfctl_errcode_t tnf_probes_init(struct tnfctl_handle *h);
 tnfctl_errcode_t tnf_probes_sync(struct tnfctl_handle *h);
+tnfctl_errcode_t tnf_probes_usable(struct tnfctl_handle *h);
 void tnf_probes_release(struct tnfctl_handle *h);
 void tnf_probes_detach_target(struct tnfctl_handle *h);
 tnfctl_errcode_t tnf_probes_claim_external(struct tnfctl_handle *h);

@@ -45,11 +45,8 @@ static tnfctl_errcode_t enter(struct tnfctl_handle *h)
 	if (!h)
 		return TNFCTL_ERR_BADARG;
 	pthread_mutex_lock(&h->lock);
-	if (!h->pr.ready)
-		err = TNFCTL_ERR_BADARG;
-	else if (h->pr.mode == TNF_MODE_DIRECT && h->state != TNF_H_STOPPED)
-		err = h->state == TNF_H_GONE ? TNFCTL_ERR_NOPROCESS : TNFCTL_ERR_BADARG;
-	else
+	err = tnf_probes_usable(h);
+	if (!err)
 		err = internal_resync(h);
 	if (err)
 		pthread_mutex_unlock(&h->lock);

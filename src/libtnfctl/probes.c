@@ -306,6 +306,16 @@ void tnf_probes_release(struct tnfctl_handle *h)
 	h->pr.buf_name = NULL;
 }
 
+/* Whether @h (locked) takes probe and buffer calls now. */
+tnfctl_errcode_t tnf_probes_usable(struct tnfctl_handle *h)
+{
+	if (!h->pr.ready)
+		return TNFCTL_ERR_BADARG;
+	if (h->pr.mode == TNF_MODE_DIRECT && h->state != TNF_H_STOPPED)
+		return h->state == TNF_H_GONE ? TNFCTL_ERR_NOPROCESS : TNFCTL_ERR_BADARG;
+	return TNFCTL_ERR_NONE;
+}
+
 TNF_API tnfctl_errcode_t tnfctl_check_libs(tnfctl_handle_t *h)
 {
 	tnfctl_errcode_t err;
@@ -313,11 +323,8 @@ TNF_API tnfctl_errcode_t tnfctl_check_libs(tnfctl_handle_t *h)
 	if (!h)
 		return TNFCTL_ERR_BADARG;
 	pthread_mutex_lock(&h->lock);
-	if (!h->pr.ready)
-		err = TNFCTL_ERR_BADARG;
-	else if (h->pr.mode == TNF_MODE_DIRECT && h->state != TNF_H_STOPPED)
-		err = h->state == TNF_H_GONE ? TNFCTL_ERR_NOPROCESS : TNFCTL_ERR_BADARG;
-	else
+	err = tnf_probes_usable(h);
+	if (!err)
 		err = tnf_probes_sync(h);
 	if (!err)
 		err = tnf_attrs_refresh(h);
