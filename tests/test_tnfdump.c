@@ -785,6 +785,30 @@ static void test_damaged_library(void **state)
 	free(p32);
 }
 
+/* The swapped path gets the same treatment: damaged swapped copies. */
+static void test_damaged_swapped(void **state)
+{
+	uint8_t *p64, *sw, *v;
+	size_t len, i;
+
+	(void)state;
+	NEED_DATA();
+	p64 = load("small64.tnf", &len);
+	sw = tnf_swap_copy(p64, len);
+	assert_non_null(sw);
+	v = malloc(len);
+	assert_non_null(v);
+	rng_state = 3000;
+	for (i = 0; i < NVARIANTS / 4; i++) {
+		memcpy(v, sw, len);
+		damage(v, len);
+		in_child(lib_walk, v, len, "swapped variant", i);
+	}
+	free(v);
+	free(sw);
+	free(p64);
+}
+
 static void test_damaged_tnfdump(void **state)
 {
 	size_t len64, len32, i;
@@ -830,6 +854,7 @@ int main(void)
 		TL_TEST(test_library_api),
 		TL_TEST(test_prefixes),
 		TL_TEST(test_damaged_library),
+		TL_TEST(test_damaged_swapped),
 		TL_TEST(test_damaged_tnfdump),
 		TL_FINAL_TEST,
 	};
