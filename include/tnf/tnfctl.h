@@ -373,12 +373,17 @@ tnfctl_errcode_t tnfctl_check_libs(tnfctl_handle_t *hndl);
  * Errors:
  *  TNFCTL_ERR_BUFEXISTS     the target already has a trace file.
  *  TNFCTL_ERR_SIZETOOSMALL  @trace_buffer_size < trace_min_size.
- *  TNFCTL_ERR_BADARG        NULL or empty name, path too long, NULL handle,
- *                           or a direct handle past EXEC/EXIT.
+ *  TNFCTL_ERR_SIZETOOBIG    @trace_buffer_size > 1 GiB, the most the
+ *                           runtime maps (Solaris had no upper bound).
+ *  TNFCTL_ERR_BADARG        NULL or empty name, path or a component too
+ *                           long, NULL handle, or a direct handle past
+ *                           EXEC/EXIT.
  *  TNFCTL_ERR_ACCES         refused (existing symlink or foreign file,
- *                           permission denied); FILENOTFOUND (no such
- *                           directory); ALLOCFAIL (no space or memory);
- *                           NOPROCESS (target killed); INTERNAL.
+ *                           permission denied, read-only file system);
+ *                           FILENOTFOUND (no such directory, or a path
+ *                           through a non-directory); ALLOCFAIL (no space,
+ *                           quota or memory); NOPROCESS (target killed);
+ *                           INTERNAL.
  */
 tnfctl_errcode_t tnfctl_buffer_alloc(tnfctl_handle_t *hndl, const char *trace_file_name,
 				     uint_t trace_buffer_size);
@@ -471,7 +476,8 @@ tnfctl_errcode_t tnfctl_probe_disconnect_all(tnfctl_handle_t *hndl, tnfctl_probe
  * (libtnfprobe) prints each firing to stderr.  A NULL @func does nothing.
  * The chain is data (nodes in libtnfprobe's pool), no code is written into
  * the target.  Both strings are the caller's.
- * Errors: BADARG (@lib_base or @func not found), NOBUF, BUFBROKEN,
+ * Errors: BADARG (@lib_base not found, or no function @func there: a data
+ * symbol is refused), NOBUF, BUFBROKEN,
  * INVALIDPROBE, INTERNAL (the pool of 1024 chain nodes is used up).
  */
 tnfctl_errcode_t tnfctl_probe_connect(tnfctl_handle_t *hndl, tnfctl_probe_t *probe_hndl,

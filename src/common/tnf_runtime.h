@@ -28,6 +28,8 @@
 #define TNF_STATE_STOPPED 16
 
 #define TNF_TRACE_FILE_MIN (128u * 1024)
+/* The largest file the runtime maps (its permanent references hold 30 bits). */
+#define TNF_TRACE_FILE_MAX (1u << 30)
 #define TNF_TRACE_FILE_DEFAULT (4u * 1024 * 1024)
 
 struct tnf_runtime {

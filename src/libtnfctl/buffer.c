@@ -59,12 +59,18 @@ static tnfctl_errcode_t map_errno(int e)
 {
 	switch (e) {
 	case ENOENT:
+	case ENOTDIR:
 		return TNFCTL_ERR_FILENOTFOUND;
 	case EACCES:
 	case EPERM:
 	case ELOOP:
+	case EROFS:
 		return TNFCTL_ERR_ACCES;
+	case ENAMETOOLONG:
+		return TNFCTL_ERR_BADARG;
 	case ENOMEM:
+	case ENOSPC:
+	case EDQUOT:
 		return TNFCTL_ERR_ALLOCFAIL;
 	default:
 		return TNFCTL_ERR_INTERNAL;
@@ -99,7 +105,7 @@ static int create_file(const char *path, uint64_t size, uid_t owner, tnfctl_errc
 	/* Real blocks, so that the target never takes SIGBUS on a full disk. */
 	r = posix_fallocate(fd, 0, (off_t)size);
 	if (r) {
-		*err = r == ENOSPC ? TNFCTL_ERR_ALLOCFAIL : map_errno(r);
+		*err = map_errno(r);
 		unlink(path);
 		close(fd);
 		return -1;
@@ -148,6 +154,8 @@ static tnfctl_errcode_t alloc_locked(struct tnfctl_handle *h, const char *name, 
 		return TNFCTL_ERR_BUFEXISTS;
 	if (size < h->attrs.trace_min_size)
 		return TNFCTL_ERR_SIZETOOSMALL;
+	if (size > TNF_TRACE_FILE_MAX)
+		return TNFCTL_ERR_SIZETOOBIG; /* the runtime would refuse to map it */
 	if (!name || !name[0])
 		return TNFCTL_ERR_BADARG;
 	if (name[0] == '/') {

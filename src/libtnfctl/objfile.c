@@ -290,7 +290,7 @@ static Elf_Data *dynsym(Elf *e, GElf_Shdr *sh)
 	return NULL;
 }
 
-uintptr_t tnf_obj_sym(struct tnf_obj *o, const char *name)
+static uintptr_t lookup(struct tnf_obj *o, const char *name, bool func_only)
 {
 	GElf_Shdr sh;
 	Elf_Data *d = dynsym(o->elf, &sh);
@@ -305,11 +305,23 @@ uintptr_t tnf_obj_sym(struct tnf_obj *o, const char *name)
 
 		if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF)
 			continue;
+		if (func_only && GELF_ST_TYPE(s.st_info) != STT_FUNC)
+			continue;
 		nm = elf_strptr(o->elf, sh.sh_link, s.st_name);
 		if (nm && !strcmp(nm, name))
 			return o->base + s.st_value;
 	}
 	return 0;
+}
+
+uintptr_t tnf_obj_sym(struct tnf_obj *o, const char *name)
+{
+	return lookup(o, name, false);
+}
+
+uintptr_t tnf_obj_func(struct tnf_obj *o, const char *name)
+{
+	return lookup(o, name, true);
 }
 
 const char *tnf_obj_sym_name(struct tnf_obj *o, uintptr_t addr)

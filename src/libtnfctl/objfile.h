@@ -35,6 +35,8 @@ void tnf_obj_close(struct tnf_obj *o);
 int tnf_obj_blocks(struct tnf_obj *o, struct tnf_obj_block **blocks, size_t *n);
 /* Address in the target of defined dynamic symbol @name; 0 if none. */
 uintptr_t tnf_obj_sym(struct tnf_obj *o, const char *name);
+/* The same for a function (STT_FUNC): what a probe may be connected to. */
+uintptr_t tnf_obj_func(struct tnf_obj *o, const char *name);
 /* Name of the dynamic symbol at target address @addr, or NULL (points into the ELF data). */
 const char *tnf_obj_sym_name(struct tnf_obj *o, uintptr_t addr);
 

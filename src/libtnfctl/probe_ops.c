@@ -13,7 +13,7 @@
 #include "tnf_runtime.h"
 
 #define CB_OFF(f) offsetof(struct tnf_probe_control, f)
-#define MAX_CHAIN 256
+#define MAX_CHAIN TNF_CHAIN_POOL_SIZE /* a longer chain would need a cycle */
 
 static int gen_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -133,7 +133,7 @@ static uintptr_t find_func(struct tnfctl_handle *h, const char *lib, const char 
 	for (o = h->pr.objs; o; o = o->next) {
 		if (lib && strcmp(base_name(o->name), lib))
 			continue;
-		a = tnf_obj_sym(o, func);
+		a = tnf_obj_func(o, func);
 		if (a)
 			return a;
 	}
@@ -226,8 +226,8 @@ static char *func_name(struct tnfctl_handle *h, uintptr_t addr)
 static tnfctl_errcode_t decode_chain(struct tnfctl_handle *h, struct tnfctl_probe_handle *p,
 				     uintptr_t chain)
 {
-	uintptr_t funcs[MAX_CHAIN];
-	char *names[MAX_CHAIN];
+	uintptr_t *funcs;
+	char **names = NULL;
 	size_t n = 0, i, len = 0;
 	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
 	char **out, *s;
@@ -236,17 +236,25 @@ static tnfctl_errcode_t decode_chain(struct tnfctl_handle *h, struct tnfctl_prob
 	free(p->func_addrs);
 	p->func_names = NULL;
 	p->func_addrs = NULL;
+	if (!chain)
+		return TNFCTL_ERR_NONE;
+	funcs = malloc(MAX_CHAIN * sizeof(*funcs));
+	if (!funcs)
+		return TNFCTL_ERR_ALLOCFAIL;
 	while (chain && n < MAX_CHAIN) {
 		struct tnf_probe_chain c;
 
 		err = tnf_read(h, chain, &c, sizeof(c));
 		if (err)
-			return err;
+			goto out_funcs;
 		funcs[n++] = (uintptr_t)c.func;
 		chain = (uintptr_t)c.next;
 	}
-	if (!n)
-		return TNFCTL_ERR_NONE;
+	names = calloc(n, sizeof(*names));
+	if (!names) {
+		err = TNFCTL_ERR_ALLOCFAIL;
+		goto out_funcs;
+	}
 	for (i = 0; i < n; i++) {
 		names[i] = func_name(h, funcs[i]);
 		len += names[i] ? strlen(names[i]) + 1 : 1;
@@ -273,6 +281,9 @@ static tnfctl_errcode_t decode_chain(struct tnfctl_handle *h, struct tnfctl_prob
 out:
 	for (i = 0; i < n; i++)
 		free(names[i]);
+	free(names);
+out_funcs:
+	free(funcs);
 	return err;
 }
 
