@@ -3,7 +3,7 @@
  * Edge cases of the probe layer found by adversarial testing: bad input to
  * tnfdump (FIFOs, devices), trace files shared by many short-lived
  * processes, and misuse of the probe functions of libtnfctl.  A test marked
- * "BUG:" documents a libtnfctl defect that is not fixed yet.
+ * "Was a bug" names the libtnfctl defect it caught (fixed in 8723f75).
  */
 #include "testlib.h"
 
@@ -254,7 +254,7 @@ static void test_dead_children_do_not_pin_blocks(void **state)
 /* libtnfctl: bad arguments and dead targets */
 
 /*
- * BUG (libtnfctl, probe_ops.c find_func -> objfile.c tnf_obj_sym): connect
+ * Was a bug (libtnfctl, probe_ops.c find_func -> objfile.c tnf_obj_sym): connect
  * accepts any defined .dynsym symbol, data included.  Connecting
  * "tnf_runtime" (a data object of libtnfprobe) returns NONE and the target
  * then calls into its data on the next firing and dies of SIGSEGV.
@@ -289,7 +289,7 @@ static void test_connect_data_symbol(void **state)
 }
 
 /*
- * BUG (libtnfctl, buffer.c alloc_locked): a size above what the runtime
+ * Was a bug (libtnfctl, buffer.c alloc_locked): a size above what the runtime
  * maps (1 GiB, TNF_FILE_MAX) is accepted: a 2 GiB file is created and
  * fallocated, NONE is returned, and the target breaks at its first probe
  * (BUFBROKEN).  Expected: SIZETOOBIG up front, no file left behind.
@@ -328,7 +328,7 @@ static int check_alloc(tnfctl_handle_t *h, const char *name, tnfctl_errcode_t wa
 }
 
 /*
- * Names that cannot be created.  BUG (libtnfctl, buffer.c map_errno): a
+ * Names that cannot be created.  Was a bug (libtnfctl, buffer.c map_errno): a
  * component longer than NAME_MAX (ENAMETOOLONG) gives INTERNAL, where the
  * header promises BADARG for a name that is too long; a path through a
  * plain file (ENOTDIR) gives INTERNAL, not FILENOTFOUND.  (EROFS and
@@ -485,7 +485,7 @@ static int count_names(const char *const *names)
 
 /*
  * More connects than the 1024-node pool: INTERNAL, the chain intact.
- * BUG (libtnfctl, probe_ops.c decode_chain, MAX_CHAIN 256): state_get
+ * Was a bug (libtnfctl, probe_ops.c decode_chain, MAX_CHAIN 256): state_get
  * silently lists only the 256 most recent of the 1024 connected functions.
  */
 static void test_connect_pool_exhausted(void **state)
