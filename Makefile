@@ -35,7 +35,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 TEST_HELPERS := $(patsubst tests/helpers/%.c,$(B)/tests/helpers/%,$(wildcard tests/helpers/*.c))
 TEST_SOLIBS := $(patsubst tests/solibs/%.c,$(B)/tests/solibs/%.so,$(wildcard tests/solibs/*.c))
 
-all: $(B)/libtnfctl.so.1 $(B)/libtnfctl.so $(B)/libtnfprobe.so.1 $(B)/tnfctl-follow $(B)/tnftrace \
+all: $(B)/libtnfctl.so.1 $(B)/libtnfctl.so $(B)/libtnfprobe.so.1 $(B)/libtnfprobe.so $(B)/tnfctl-follow $(B)/tnftrace \
 	$(B)/demo/tnfdemo $(B)/demo/libtnfdemo_plugin.so $(B)/libtnf.a $(B)/tnfdump
 
 $(B)/%.o: %.c | $(B)/tnfctl.skel.h
@@ -56,6 +56,9 @@ $(B)/libtnfctl.so.1: $(CTL_OBJS) src/libtnfctl/libtnfctl.map
 
 $(B)/libtnfctl.so: $(B)/libtnfctl.so.1
 	ln -sf libtnfctl.so.1 $@
+
+$(B)/libtnfprobe.so: $(B)/libtnfprobe.so.1
+	ln -sf libtnfprobe.so.1 $@
 
 $(B)/libtnfctl.so.1 $(CTL_OBJS): CFLAGS += -Isrc/libtnfctl
 
@@ -108,9 +111,7 @@ $(B)/tests/solibs/%.so: tests/solibs/%.c include/tnf/probe.h
 # A program that controls its own probes (internal mode).
 $(B)/tests/helpers/tl_internal: tests/helpers/tl_internal.c $(B)/libtnfctl.so $(B)/libtnfprobe.so.1
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< -L$(B) -ltnfctl -Wl,--no-as-needed $(B)/libtnfprobe.so.1 \
-		-Wl,--as-needed -ldl -lpthread \
-		-Wl,-rpath,'$$ORIGIN/../..'
+	$(CC) $(CFLAGS) -o $@ $< -L$(B) -ltnfctl -ldl -lpthread -Wl,-rpath,'$$ORIGIN/../..'
 
 tests: all $(TEST_BINS) $(TEST_HELPERS) $(TEST_SOLIBS)
 
@@ -136,6 +137,7 @@ install: all
 		$(DESTDIR)$(LIBDIR)/pkgconfig
 	install -m 0755 $(B)/libtnfctl.so.1 $(B)/libtnfprobe.so.1 $(DESTDIR)$(LIBDIR)/
 	ln -sf libtnfctl.so.1 $(DESTDIR)$(LIBDIR)/libtnfctl.so
+	ln -sf libtnfprobe.so.1 $(DESTDIR)$(LIBDIR)/libtnfprobe.so
 	install -m 0644 include/tnf/tnfctl.h include/tnf/probe.h $(DESTDIR)$(INCDIR)/tnf/
 	install -m 0755 $(B)/tnfdump $(DESTDIR)$(BINDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCDIR@|$(INCDIR)|g' \

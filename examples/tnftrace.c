@@ -156,7 +156,9 @@ int main(int argc, char **argv)
 		}
 		memset(&info, 0, sizeof(info));
 		tnfctl_event_info_get(h, &info);
-		if (!quiet && evt != TNFCTL_EVENT_EXIT)
+		if (!quiet && evt == TNFCTL_EVENT_FORK)
+			fprintf(stderr, "tnftrace: FORK child %d\n", (int)info.child_pid);
+		else if (!quiet && evt != TNFCTL_EVENT_EXIT)
 			fprintf(stderr, "tnftrace: %s %s\n", event_name(evt), info.path);
 		switch (evt) {
 		case TNFCTL_EVENT_EXIT:

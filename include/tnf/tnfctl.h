@@ -305,7 +305,9 @@ tnfctl_errcode_t tnfctl_trace_attrs_get(tnfctl_handle_t *hndl, tnfctl_trace_attr
  * tnfctl_internal_open - control the calling process's own probes
  * (tnfctl_internal_open(3TNF)).
  * @retval: receives the handle; owned by the caller until tnfctl_close().
- * libtnfprobe.so.1 must be loaded in the caller (linked or preloaded).
+ * If libtnfprobe.so.1 is not loaded in the caller yet (linked or
+ * preloaded), it is loaded (dlopen) from the directory of libtnfctl.so.1,
+ * else from the default search path, and stays loaded.
  * Objects dlopened or dlclosed later are noticed at the next call on the
  * handle (through the loader's dl_iterate_phdr counters).  Probe changes
  * are single pointer stores, safe while other threads fire the probes.
@@ -313,7 +315,7 @@ tnfctl_errcode_t tnfctl_trace_attrs_get(tnfctl_handle_t *hndl, tnfctl_trace_attr
  * states and the trace file as they are.
  * Errors:
  *  TNFCTL_ERR_BADARG        NULL @retval.
- *  TNFCTL_ERR_NOLIBTNFPROBE libtnfprobe.so.1 is not loaded.
+ *  TNFCTL_ERR_NOLIBTNFPROBE libtnfprobe.so.1 is not loaded and cannot be.
  *  TNFCTL_ERR_BUSY          an internal handle is already open in this
  *                           process, or an external controller has it.
  *  TNFCTL_ERR_ALLOCFAIL, TNFCTL_ERR_INTERNAL.

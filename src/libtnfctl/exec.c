@@ -91,7 +91,8 @@ tnfctl_errcode_t tnf_check_dynamic(const char *path)
 	return r ? TNFCTL_ERR_NONE : TNFCTL_ERR_NOTDYNAMIC;
 }
 
-static char *self_dir(void)
+/* Directory of the loaded libtnfctl.so.1 (malloc'd), or NULL. */
+char *tnf_self_dir(void)
 {
 	Dl_info info;
 	char *copy, *dir;
@@ -127,7 +128,7 @@ char **tnf_build_env(const char *ld_preload, const char *libtnfprobe_path)
 	int len;
 
 	if (!libtnfprobe_path)
-		libtnfprobe_path = dir = self_dir();
+		libtnfprobe_path = dir = tnf_self_dir();
 	len = asprintf(&pre, "LD_PRELOAD=%s%s%s%s%s%s%s", old && *old ? old : "",
 		       old && *old ? " " : "", libtnfprobe_path ? libtnfprobe_path : "",
 		       libtnfprobe_path ? "/" : "", TNFCTL_LIBTNFPROBE,

@@ -97,6 +97,7 @@ tnfctl_errcode_t tnf_find_program(const char *pgm, char **path);
 tnfctl_errcode_t tnf_check_dynamic(const char *path);
 char **tnf_build_env(const char *ld_preload, const char *libtnfprobe_path);
 void tnf_free_env(char **env);
+char *tnf_self_dir(void);
 
 /* probes.c: a fresh handle's lock (recursive: create callbacks may call probe ops) */
 void tnf_handle_init(struct tnfctl_handle *h);

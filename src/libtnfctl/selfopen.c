@@ -4,6 +4,9 @@
  * probes) and tnfctl_indirect_open(3TNF) (the client's access callbacks),
  * plus the exclusivity marks every mode leaves in the target's runtime.
  */
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -62,6 +65,25 @@ void tnf_bare_handle_free(struct tnfctl_handle *h)
 	free(h);
 }
 
+/*
+ * A program that traces itself need not link the runtime (--as-needed
+ * drops a library nothing calls): load it from libtnfctl's directory, else
+ * from the search path.  It stays loaded; probes may point into it.
+ */
+static bool load_runtime(void)
+{
+	char *dir = tnf_self_dir(), path[PATH_MAX];
+	void *dl = NULL;
+
+	if (dir &&
+	    snprintf(path, sizeof(path), "%s/%s", dir, TNFCTL_LIBTNFPROBE) < (int)sizeof(path))
+		dl = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+	free(dir);
+	if (!dl)
+		dl = dlopen(TNFCTL_LIBTNFPROBE, RTLD_NOW | RTLD_GLOBAL);
+	return dl != NULL;
+}
+
 TNF_API tnfctl_errcode_t tnfctl_internal_open(tnfctl_handle_t **retval)
 {
 	struct tnfctl_handle *h;
@@ -77,6 +99,8 @@ TNF_API tnfctl_errcode_t tnfctl_internal_open(tnfctl_handle_t **retval)
 	h->pid = getpid();
 	tnf_access_internal(h);
 	err = tnf_probes_init(h);
+	if (err == TNFCTL_ERR_NOLIBTNFPROBE && !h->pr.rt.runtime && load_runtime())
+		err = tnf_probes_init(h);
 	if (err)
 		goto fail;
 	rt = (struct tnf_runtime *)h->pr.rt.runtime;
