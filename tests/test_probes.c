@@ -6,170 +6,7 @@
  */
 #include <sys/uio.h>
 #include "testlib.h"
-
-static char probes_prog[PATH_MAX], pre_lib[PATH_MAX], plug_lib[PATH_MAX];
-static char internal_prog[PATH_MAX], tnfdump_prog[PATH_MAX];
-static char tmpdir[64];
-
-static void paths(void)
-{
-	tl_path_of(probes_prog, "tests/helpers/tl_probes");
-	tl_path_of(internal_prog, "tests/helpers/tl_internal");
-	tl_path_of(pre_lib, "tests/solibs/libtl_pre.so");
-	tl_path_of(plug_lib, "tests/solibs/libtl_plug.so");
-	tl_path_of(tnfdump_prog, "tnfdump");
-	if (!tmpdir[0]) {
-		snprintf(tmpdir, sizeof(tmpdir), "/tmp/tl-probes-XXXXXX");
-		if (!mkdtemp(tmpdir))
-			fail_msg("mkdtemp: %s", strerror(errno));
-	}
-}
-
-static void trace_path(char *buf, size_t len, const char *name)
-{
-	snprintf(buf, len, "%s/%s-%d.tnf", tmpdir, name, getpid());
-	unlink(buf);
-}
-
-/* Name of a probe from its attribute string ("name X;..."). */
-static void probe_name(const char *attrs, char *buf, size_t len)
-{
-	size_t n;
-
-	if (strncmp(attrs, "name ", 5)) {
-		snprintf(buf, len, "?");
-		return;
-	}
-	n = strcspn(attrs + 5, ";");
-	snprintf(buf, len, "%.*s", (int)n, attrs + 5);
-}
-
-struct found {
-	char name[64];
-	tnfctl_probe_t *p;
-	unsigned long id;
-	char obj[PATH_MAX];
-};
-
-struct list {
-	struct found v[64];
-	int n;
-};
-
-static tnfctl_errcode_t collect(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
-{
-	struct list *l = cd;
-	tnfctl_probe_state_t st;
-	tnfctl_errcode_t err = tnfctl_probe_state_get(h, p, &st);
-
-	if (err)
-		return err;
-	if (l->n < 64) {
-		probe_name(st.attr_string, l->v[l->n].name, sizeof(l->v[l->n].name));
-		l->v[l->n].p = p;
-		l->v[l->n].id = st.id;
-		snprintf(l->v[l->n].obj, sizeof(l->v[l->n].obj), "%s", st.obj_name);
-		l->n++;
-	}
-	return TNFCTL_ERR_NONE;
-}
-
-static struct found *find(struct list *l, const char *name)
-{
-	int i;
-
-	for (i = 0; i < l->n; i++)
-		if (!strcmp(l->v[i].name, name))
-			return &l->v[i];
-	return NULL;
-}
-
-static tnfctl_probe_t *probe_of(tnfctl_handle_t *h, const char *name)
-{
-	static struct list l;
-	struct found *f;
-
-	memset(&l, 0, sizeof(l));
-	tl_assert_err(tnfctl_probe_apply(h, collect, &l), TNFCTL_ERR_NONE);
-	f = find(&l, name);
-	if (!f)
-		fail_msg("no probe %s", name);
-	return f->p;
-}
-
-static tnfctl_errcode_t enable_trace(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
-{
-	tnfctl_errcode_t err = tnfctl_probe_enable(h, p, cd);
-
-	return err ? err : tnfctl_probe_trace(h, p, cd);
-}
-
-/* tl_probes under exec_open, with libtl_pre.so preloaded after libtnfprobe. */
-static tnfctl_handle_t *start(struct tl_proc **pp)
-{
-	struct tl_proc *p = tl_proc_new();
-	char cfd[16], rfd[16];
-	char *argv[] = {probes_prog, cfd, rfd, NULL};
-	tnfctl_trace_attrs_t a;
-	tnfctl_handle_t *h;
-
-	paths();
-	snprintf(cfd, sizeof(cfd), "%d", p->t_cmd_r);
-	snprintf(rfd, sizeof(rfd), "%d", p->t_reply_w);
-	tl_set_cloexec(p->t_cmd_r, 0);
-	tl_set_cloexec(p->t_reply_w, 0);
-	tl_assert_err(tnfctl_exec_open(probes_prog, argv, NULL, pre_lib, NULL, &h),
-		      TNFCTL_ERR_NONE);
-	tl_proc_handed_over(p);
-	tl_track_handle(h);
-	tl_assert_err(tnfctl_trace_attrs_get(h, &a), TNFCTL_ERR_NONE);
-	tl_proc_set_pid(p, a.targ_pid);
-	*pp = p;
-	return h;
-}
-
-/* Runs tnfdump on @file into @out; returns its exit status. */
-static int dump(const char *file, char *out, size_t len)
-{
-	char cmd[PATH_MAX * 2 + 32];
-	size_t n = 0, r;
-	FILE *f;
-	int st;
-
-	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", tnfdump_prog, file);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	while (n + 1 < len && (r = fread(out + n, 1, len - 1 - n, f)) > 0)
-		n += r;
-	out[n] = '\0';
-	st = pclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* Event lines of @probe in tnfdump output; @pids/@tids get the distinct ones seen. */
-static int count_events(const char *out, const char *probe, const char *data_has)
-{
-	const char *l = out;
-	int n = 0;
-
-	while (l && *l) {
-		const char *e = strchr(l, '\n');
-		char name[64], line[1024];
-		double el, de;
-		int pid, lwp;
-		unsigned long long tid;
-		char cpu[8];
-		size_t len = e ? (size_t)(e - l) : strlen(l);
-
-		snprintf(line, sizeof(line), "%.*s", (int)len, l);
-		if (sscanf(line, "%lf %lf %d %d %llu %7s %63s", &el, &de, &pid, &lwp, &tid, cpu,
-			   name) == 7 &&
-		    !strcmp(name, probe) && (!data_has || strstr(line, data_has)))
-			n++;
-		l = e ? e + 1 : NULL;
-	}
-	return n;
-}
+#include "probelib.h"
 
 /* ---------------------------------------------------------------- */
 
@@ -615,6 +452,149 @@ static void test_fork_child_same_file(void **state)
 	unlink(file);
 }
 
+/* A vfork child fires into the parent's file (as the parent: shared memory) and all is well. */
+static void test_vfork_child_fires(void **state)
+{
+	static char out[1 << 20];
+	char file[PATH_MAX];
+	struct tl_proc *p;
+	tnfctl_handle_t *h;
+
+	(void)state;
+	tl_require_root();
+	h = start(&p);
+	trace_path(file, sizeof(file), "vfork");
+	tl_assert_err(tnfctl_buffer_alloc(h, file, 512 * 1024), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_probe_enable(h, probe_of(h, "tl_vchild"), NULL), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_probe_enable(h, probe_of(h, "tl_main_tick"), NULL), TNFCTL_ERR_NONE);
+	tl_send(p, "vfork_fire 5");
+	tl_send(p, "fire 2");
+	tl_send(p, "exit 0");
+	run_to_exit(h);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+	tl_expect_at(p, "ready", TL_AT);
+	tl_expect_at(p, "vforkfired", TL_AT);
+	assert_non_null(strstr(p->line, "status 0"));
+	tl_expect_at(p, "fired 2", TL_AT);
+	assert_int_equal(dump(file, out, sizeof(out)), 0);
+	assert_int_equal(count_events(out, "tl_vchild", NULL), 5);
+	assert_int_equal(count_events(out, "tl_main_tick", NULL), 2);
+}
+
+/*
+ * exec from a non-leader thread with probes enabled: EXEC; after SUSPEND
+ * and pid_open the new image has fresh, virgin probes and no trace file,
+ * and a new file records its probes.
+ */
+static void test_exec_from_thread_new_image(void **state)
+{
+	static char out[1 << 20];
+	char file[PATH_MAX], file2[PATH_MAX];
+	tnfctl_probe_state_t st;
+	tnfctl_trace_attrs_t a;
+	struct tl_proc *p;
+	tnfctl_handle_t *h;
+
+	(void)state;
+	tl_require_root();
+	h = start(&p);
+	trace_path(file, sizeof(file), "exec1");
+	trace_path(file2, sizeof(file2), "exec2");
+	tnfctl_probe_t *tick;
+
+	tl_assert_err(tnfctl_buffer_alloc(h, file, 512 * 1024), TNFCTL_ERR_NONE);
+	tick = probe_of(h, "tl_main_tick");
+	tl_assert_err(tnfctl_probe_enable(h, probe_of(h, "tl_thr"), NULL), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_probe_enable(h, tick, NULL), TNFCTL_ERR_NONE);
+	tl_send(p, "threads_fire 2 10");
+	tl_send(p, "thread_execself");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_EXEC);
+	/* the old image's probes are gone with it */
+	tl_assert_err(tnfctl_probe_state_get(h, tick, &st), TNFCTL_ERR_BADARG);
+	tl_close(h, TNFCTL_TARG_SUSPEND);
+	h = tl_pid_open(p->pid);
+	tl_assert_err(tnfctl_trace_attrs_get(h, &a), TNFCTL_ERR_NONE);
+	assert_int_equal(a.trace_buf_state, TNFCTL_BUF_NONE);
+	assert_null(a.trace_file_name);
+	tl_assert_err(tnfctl_probe_state_get(h, probe_of(h, "tl_main_tick"), &st), TNFCTL_ERR_NONE);
+	assert_false(st.enabled);
+	tl_assert_err(tnfctl_buffer_alloc(h, file2, 512 * 1024), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_probe_enable(h, probe_of(h, "tl_main_tick"), NULL), TNFCTL_ERR_NONE);
+	tl_send(p, "fire 4");
+	tl_send(p, "exit 0");
+	run_to_exit(h);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+	assert_int_equal(dump(file, out, sizeof(out)), 0);
+	assert_int_equal(count_events(out, "tl_thr", NULL), 20);
+	assert_int_equal(count_events(out, "tl_main_tick", NULL), 0);
+	assert_int_equal(dump(file2, out, sizeof(out)), 0);
+	assert_int_equal(count_events(out, "tl_main_tick", NULL), 4);
+}
+
+/*
+ * A target running as another user: root controls it, and the file it
+ * creates (0600) is given to the target's uid, which writes its records.
+ */
+static void test_target_of_other_uid(void **state)
+{
+	static char out[1 << 20];
+	struct tl_proc *p = tl_proc_new();
+	char cfd[16], rfd[16], pre[2 * PATH_MAX + 32], file[PATH_MAX];
+	char *argv[] = {probes_prog, cfd, rfd, NULL};
+	const char *extra[] = {pre, NULL};
+	tnfctl_handle_t *h;
+	struct stat sb;
+	char **env;
+	pid_t pid;
+
+	(void)state;
+	tl_require_root();
+	paths();
+	if (access(probes_prog, X_OK) || faccessat(AT_FDCWD, probes_prog, X_OK, AT_EACCESS))
+		skip();
+	snprintf(cfd, sizeof(cfd), "%d", p->t_cmd_r);
+	snprintf(rfd, sizeof(rfd), "%d", p->t_reply_w);
+	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s %s", tl.probe, pre_lib);
+	env = tl_env_build(extra);
+	tl_set_cloexec(p->t_cmd_r, 0);
+	tl_set_cloexec(p->t_reply_w, 0);
+	pid = fork();
+	if (pid == 0) {
+		if (setgid(65534) || setuid(65534))
+			_exit(126);
+		execve(probes_prog, argv, env);
+		_exit(127);
+	}
+	free(env);
+	tl_proc_handed_over(p);
+	tl_proc_set_pid(p, pid);
+	{
+		const char *l = tl_read_line(p, tl.timeout_ms);
+
+		if (!l || strncmp(l, "ready", 5)) {
+			print_message("uid 65534 cannot run the build tree's programs here\n");
+			skip();
+		}
+	}
+	h = tl_pid_open(pid);
+	/* /tmp, not our 0700 directory: the target must reach the file */
+	snprintf(file, sizeof(file), "/tmp/tl-otheruid-%d.tnf", getpid());
+	unlink(file);
+	tl_assert_err(tnfctl_buffer_alloc(h, file, 256 * 1024), TNFCTL_ERR_NONE);
+	assert_int_equal(stat(file, &sb), 0);
+	assert_int_equal(sb.st_uid, 65534);
+	assert_int_equal(sb.st_mode & 07777, 0600);
+	tl_assert_err(tnfctl_probe_enable(h, probe_of(h, "tl_main_tick"), NULL), TNFCTL_ERR_NONE);
+	tl_send(p, "fire 3");
+	tl_send(p, "exit 0");
+	run_to_exit(h);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+	tl_reap(pid);
+	assert_int_equal(dump(file, out, sizeof(out)), 0);
+	unlink(file);
+	assert_int_equal(count_events(out, "tl_main_tick", NULL), 3);
+}
+
 /* 4 threads at once: exactly N records per thread. */
 static void test_threads_exact_counts(void **state)
 {
@@ -958,6 +938,9 @@ int main(void)
 		TL_TEST(test_connect_untrace_disconnect),
 		TL_TEST(test_disable),
 		TL_TEST(test_fork_child_same_file),
+		TL_TEST(test_vfork_child_fires),
+		TL_TEST(test_exec_from_thread_new_image),
+		TL_TEST(test_target_of_other_uid),
 		TL_TEST(test_threads_exact_counts),
 		TL_TEST(test_state_persists_after_resume),
 		TL_TEST(test_broken_buffer),

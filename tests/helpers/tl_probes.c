@@ -9,6 +9,8 @@
  *                       "forkfired <pid> status <s>"
  *   threads_fire T N -> T threads fire tl_thr(t, i) N times each, joined:
  *                       "threadsfired T N"
+ *   vfork_fire N     -> a vfork child fires tl_vchild(i) N times:
+ *                       "vforkfired <pid> status <s>"
  *   chainlog         -> "chainlog <calls of libtl_pre's probe functions>"
  */
 #define TGT_EXTRA 1
@@ -71,6 +73,17 @@ static int tgt_extra(const char *cmd, char *arg)
 			_exit(0);
 		}
 		tgt_reply("forkfired %d status %d", (int)pid, tgt_wait(pid));
+	} else if (!strcmp(cmd, "vfork_fire")) {
+		int i, n = atoi(arg);
+		pid_t pid = vfork();
+
+		if (pid == 0) {
+			/* shares the parent's memory and thread state until _exit */
+			for (i = 0; i < n; i++)
+				TNF_PROBE_1(tl_vchild, "tl child", "", tnf_int, i, i);
+			_exit(0);
+		}
+		tgt_reply("vforkfired %d status %d", (int)pid, tgt_wait(pid));
 	} else if (!strcmp(cmd, "threads_fire")) {
 		struct thr_arg a[64];
 		pthread_t th[64];
