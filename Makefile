@@ -90,7 +90,7 @@ $(B)/demo/libtnfdemo_plugin.so: examples/demo/plugin.c include/tnf/probe.h
 	$(CC) $(CFLAGS) -fPIC -shared -o $@ $<
 
 # ---- tests ----------------------------------------------------------------
-$(B)/tests/%: tests/%.c tests/testlib.h tests/tnf_swap.h $(B)/libtnfctl.so $(B)/libtnf.a
+$(B)/tests/%: tests/%.c tests/testlib.h tests/probelib.h tests/tnf_swap.h $(B)/libtnfctl.so $(B)/libtnf.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests -Isrc/libtnf -o $@ $< -L$(B) -ltnfctl $(B)/libtnf.a $(LIBS_TEST) -lm \
 		-Wl,-rpath,'$$ORIGIN/..'
