@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * dump.h - tnfdump internals: value formatting (value.c), raw output
- * (raw.c), cooked output and the event table (cooked.c).
+ * (raw.c), cooked output and the event table (cooked.c), exports (json.c,
+ * ctf.c).
  */
 #ifndef TNFDUMP_DUMP_H
 #define TNFDUMP_DUMP_H
@@ -32,5 +33,24 @@ int cooked_record(struct event_table *t, FILE *out, struct tnf_file *f, struct t
 		  bool hex);
 /* The header and the events sorted by time (nothing if there are none). */
 void cooked_print(struct event_table *t, FILE *out);
+
+/* json.c: --format=json, Chrome trace-event JSON of the events */
+struct json_trace;
+struct json_trace *json_new(void);
+void json_free(struct json_trace *j);
+/* An event joins the trace; other records are ignored. */
+int json_record(struct json_trace *j, struct tnf_file *f, struct tnf_datum rec);
+/* Metadata, then the events sorted by time; @files go to otherData. */
+int json_print(struct json_trace *j, FILE *out, char *const files[], int nfiles);
+void json_string(FILE *out, const char *s, size_t n);
+
+/* ctf.c: --format=ctf DIR, a CTF 1.8 trace of the events */
+struct ctf_trace;
+/* Creates @dir (0700) or takes an empty one; reports why not on stderr. */
+int ctf_new(const char *dir, struct ctf_trace **out);
+void ctf_free(struct ctf_trace *c);
+int ctf_record(struct ctf_trace *c, struct tnf_file *f, struct tnf_datum rec);
+/* Writes the metadata and stream files; 0, or 1 after a message. */
+int ctf_write(struct ctf_trace *c);
 
 #endif /* TNFDUMP_DUMP_H */

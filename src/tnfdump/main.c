@@ -2,7 +2,9 @@
 /*
  * main.c - tnfdump [-r] [-x] FILE...: print TNF trace files, cooked (probe
  * lines, then the events of all files sorted by time) or raw (-r: every
- * record in file order).  A file that cannot be read is reported as
+ * record in file order).  --format=json prints the events as Chrome
+ * trace-event JSON (json.c); --format=ctf DIR FILE... writes them as a
+ * CTF trace into DIR (ctf.c).  A file that cannot be read is reported as
  * "tnfdump: FILE: reason" and makes the exit status 1; the other files
  * are still printed.  An all-zero file (a buffer never written) is only
  * reported.  A file whose writer counted events it lost (our libtnfprobe)
@@ -16,9 +18,19 @@
 
 #include "dump.h"
 
+enum format {
+	FMT_TEXT,
+	FMT_JSON,
+	FMT_CTF
+};
+
 struct options {
 	bool raw;
 	bool hex;
+	enum format format;
+	struct event_table *table; /* FMT_TEXT */
+	struct json_trace *json;   /* FMT_JSON */
+	struct ctf_trace *ctf;	   /* FMT_CTF */
 };
 
 /* Drop counts of the files, reported once everything is printed. */
@@ -68,8 +80,14 @@ static void report_drops(void)
 static void usage(FILE *out)
 {
 	fputs("Usage: tnfdump [-r] [-x] <tnf_file> [<tnf_file> ...]\n"
+	      "       tnfdump --format=json <tnf_file> [<tnf_file> ...]\n"
+	      "       tnfdump --format=ctf <dir> <tnf_file> [<tnf_file> ...]\n"
 	      "  -r, --raw   print every record in file order\n"
-	      "  -x, --hex   print unsigned values in hexadecimal\n",
+	      "  -x, --hex   print unsigned values in hexadecimal\n"
+	      "  -f, --format=text|json|ctf\n"
+	      "              text: the Solaris layout (default); json: Chrome\n"
+	      "              trace-event JSON on stdout; ctf: a CTF 1.8 trace\n"
+	      "              written into <dir> (created; must be empty)\n",
 	      out);
 }
 
@@ -105,7 +123,18 @@ static int raw_one(struct tnf_file *f, struct tnf_datum rec, bool hex)
 }
 
 /* Returns 0, or 1 if the file was reported as bad. */
-static int dump_file(const char *path, const struct options *o, struct event_table *t)
+static int one_record(const struct options *o, struct tnf_file *f, struct tnf_datum rec)
+{
+	if (o->raw)
+		return raw_one(f, rec, o->hex);
+	if (o->format == FMT_JSON)
+		return json_record(o->json, f, rec);
+	if (o->format == FMT_CTF)
+		return ctf_record(o->ctf, f, rec);
+	return cooked_record(o->table, stdout, f, rec, o->hex);
+}
+
+static int dump_file(const char *path, const struct options *o)
 {
 	struct tnf_datum rec = {0, NULL};
 	struct tnf_file *f;
@@ -122,10 +151,7 @@ static int dump_file(const char *path, const struct options *o, struct event_tab
 	}
 	note_drops(path, f);
 	while ((err = tnf_record_next(f, &rec)) > 0) {
-		if (o->raw)
-			err = raw_one(f, rec, o->hex);
-		else
-			err = cooked_record(t, stdout, f, rec, o->hex);
+		err = one_record(o, f, rec);
 		if (err)
 			break;
 	}
@@ -135,25 +161,67 @@ static int dump_file(const char *path, const struct options *o, struct event_tab
 	return err ? 1 : 0;
 }
 
+static int parse_format(const char *name, enum format *fmt)
+{
+	if (!strcmp(name, "text"))
+		*fmt = FMT_TEXT;
+	else if (!strcmp(name, "json"))
+		*fmt = FMT_JSON;
+	else if (!strcmp(name, "ctf"))
+		*fmt = FMT_CTF;
+	else {
+		fprintf(stderr, "tnfdump: unknown format \"%s\"\n", name);
+		usage(stderr);
+		return 1;
+	}
+	return 0;
+}
+
+/* Prints or writes what the files gave; returns 0 or 1 (reported). */
+static int finish(struct options *o, char *const files[], int nfiles)
+{
+	int status = 0;
+
+	if (o->format == FMT_TEXT) {
+		if (!o->raw)
+			cooked_print(o->table, stdout);
+		table_free(o->table);
+	} else if (o->format == FMT_JSON) {
+		if (json_print(o->json, stdout, files, nfiles)) {
+			fputs("tnfdump: out of memory\n", stderr);
+			status = 1;
+		}
+		json_free(o->json);
+	} else {
+		status = ctf_write(o->ctf);
+		ctf_free(o->ctf);
+	}
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"raw", no_argument, NULL, 'r'},
 		{"hex", no_argument, NULL, 'x'},
+		{"format", required_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct options o = {false, false};
-	struct event_table *t;
+	struct options o = {false, false, FMT_TEXT, NULL, NULL, NULL};
 	int c, i, status = 0;
 
-	while ((c = getopt_long(argc, argv, "rxh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "rxf:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			o.raw = true;
 			break;
 		case 'x':
 			o.hex = true;
+			break;
+		case 'f':
+			if (parse_format(optarg, &o.format))
+				return 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -163,21 +231,25 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (optind >= argc) {
+	/* the exports have no raw form; ctf takes DIR before the files */
+	if ((o.raw && o.format != FMT_TEXT) || optind + (o.format == FMT_CTF) >= argc) {
 		usage(stderr);
 		return 1;
 	}
-	t = table_new();
+	if (o.format == FMT_CTF && ctf_new(argv[optind++], &o.ctf))
+		return 1;
+	if (o.format == FMT_TEXT)
+		o.table = table_new();
+	else if (o.format == FMT_JSON)
+		o.json = json_new();
 	notes = calloc((size_t)(argc - optind), sizeof(*notes));
-	if (!t || !notes) {
+	if ((o.format == FMT_TEXT && !o.table) || (o.format == FMT_JSON && !o.json) || !notes) {
 		fputs("tnfdump: out of memory\n", stderr);
 		return 1;
 	}
 	for (i = optind; i < argc; i++)
-		status |= dump_file(argv[i], &o, t);
-	if (!o.raw)
-		cooked_print(t, stdout);
-	table_free(t);
+		status |= dump_file(argv[i], &o);
+	status |= finish(&o, argv + optind, argc - optind);
 	if (fflush(stdout)) {
 		fprintf(stderr, "tnfdump: write error: %s\n", strerror(errno));
 		status = 1;

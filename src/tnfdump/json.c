@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * json.c - tnfdump --format=json: the events of every file as one Chrome
+ * trace-event JSON object, which chrome://tracing and the Perfetto UI open.
+ *
+ *   {"traceEvents": [metadata..., events...], "displayTimeUnit": "ns",
+ *    "otherData": {...}}
+ *
+ * Each probe event is an instant event ("ph":"i", "s":"t") named after the
+ * probe, its "cat" the probe's keys joined by commas (the trace viewers
+ * split categories on commas), "ts" in microseconds with nanosecond
+ * precision relative to the earliest event of all files (otherData
+ * "ts_base_ns" keeps that event's absolute time), and its argument slots
+ * in "args".  Values: integers are JSON numbers unless their magnitude
+ * exceeds 2^53 (a double cannot hold them exactly): then a decimal string;
+ * opaque values are "0x..." strings; chars and strings are strings (invalid
+ * UTF-8 bytes become U+FFFD); NULL references are null; records are
+ * objects with their type in "tnf_tag", then their slots.  Metadata events
+ * name each process "pid N" and each thread "tid N".  Events are sorted by
+ * time, stable in file order.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dump.h"
+
+/* Largest integer a JSON reader that uses doubles holds exactly. */
+#define JSON_EXACT_MAX (1ULL << 53)
+
+struct jrow {
+	int64_t time;
+	size_t seq;
+	uint64_t tid;
+	uint32_t pid;
+	uint32_t lwpid;
+	int kernel;
+	char *text; /* everything of the event after its "ts" */
+};
+
+struct json_trace {
+	struct jrow *rows;
+	size_t n;
+	size_t cap;
+};
+
+struct json_trace *json_new(void)
+{
+	return calloc(1, sizeof(struct json_trace));
+}
+
+void json_free(struct json_trace *j)
+{
+	size_t i;
+
+	if (!j)
+		return;
+	for (i = 0; i < j->n; i++)
+		free(j->rows[i].text);
+	free(j->rows);
+	free(j);
+}
+
+/* Length of the well-formed UTF-8 sequence at @s (at most @n bytes), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	uint32_t c;
+	size_t len, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	c = s[0] & (0x7f >> len);
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	/* overlong forms, UTF-16 surrogates, beyond U+10FFFF */
+	if ((len == 3 && c < 0x800) || (len == 4 && c < 0x10000) || (c >= 0xd800 && c <= 0xdfff) ||
+	    c > 0x10ffff)
+		return 0;
+	return len;
+}
+
+/* A JSON string: control characters escaped, invalid UTF-8 as U+FFFD. */
+void json_string(FILE *out, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, len;
+
+	fputc('"', out);
+	while (i < n) {
+		if (s[i] == '"' || s[i] == '\\') {
+			fputc('\\', out);
+			fputc(s[i++], out);
+		} else if (s[i] == '\n') {
+			fputs("\\n", out), i++;
+		} else if (s[i] == '\t') {
+			fputs("\\t", out), i++;
+		} else if (s[i] < 0x20 || s[i] == 0x7f) {
+			fprintf(out, "\\u%04x", s[i++]);
+		} else if ((len = utf8_len(s + i, n - i)) == 0) {
+			fputs("\\ufffd", out), i++;
+		} else {
+			fwrite(s + i, 1, len, out);
+			i += len;
+		}
+	}
+	fputc('"', out);
+}
+
+static void json_cstring(FILE *out, const char *s)
+{
+	json_string(out, s, strlen(s));
+}
+
+static void json_uint(FILE *out, uint64_t v)
+{
+	fprintf(out, v > JSON_EXACT_MAX ? "\"%" PRIu64 "\"" : "%" PRIu64, v);
+}
+
+static void json_int(FILE *out, int64_t v)
+{
+	uint64_t mag = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	fprintf(out, mag > JSON_EXACT_MAX ? "\"%" PRId64 "\"" : "%" PRId64, v);
+}
+
+/* JSON has no NaN or infinity: those become strings. */
+static void json_float(FILE *out, double x, bool single)
+{
+	if (isnan(x))
+		fputs("\"nan\"", out);
+	else if (isinf(x))
+		fputs(x < 0 ? "\"-inf\"" : "\"inf\"", out);
+	else
+		fprintf(out, single ? "%.9g" : "%.17g", x);
+}
+
+static int json_scalar(FILE *out, struct tnf_file *f, struct tnf_datum d)
+{
+	enum tnf_kind k = tnf_datum_kind(d);
+	int64_t v;
+	double x;
+	char c;
+	int err;
+
+	if (k == TNF_K_FLOAT32 || k == TNF_K_FLOAT64) {
+		err = tnf_get_float(f, d, &x);
+		if (!err)
+			json_float(out, x, k == TNF_K_FLOAT32);
+		return err;
+	}
+	if (k == TNF_K_SCALAR) {
+		fputs("\"unhandled scalar\"", out);
+		return 0;
+	}
+	err = tnf_get_int(f, d, &v);
+	if (err)
+		return err;
+	if (k == TNF_K_CHAR) {
+		c = (char)v;
+		json_string(out, &c, 1);
+	} else if (tnf_type_props(d.type) & TNF_PROP_OPAQUE) {
+		fprintf(out, "\"0x%" PRIx64 "\"", (uint64_t)v);
+	} else if (k == TNF_K_INT8 || k == TNF_K_INT16 || k == TNF_K_INT32 || k == TNF_K_INT64) {
+		json_int(out, v);
+	} else {
+		json_uint(out, (uint64_t)v);
+	}
+	return 0;
+}
+
+static int json_value(FILE *out, struct tnf_file *f, struct tnf_datum d, int depth);
+
+/* Slots @from.. of @d as "name":value pairs, each preceded by @sep. */
+static int json_slots(FILE *out, struct tnf_file *f, struct tnf_datum d, unsigned from,
+		      const char *sep, int depth)
+{
+	unsigned i, n = tnf_slot_count(d);
+	struct tnf_datum v;
+	int err;
+
+	for (i = from; i < n; i++) {
+		if (!strcmp(tnf_slot_name(d, i), "tnf_tag"))
+			continue;
+		fputs(sep, out);
+		sep = ",";
+		json_cstring(out, tnf_slot_name(d, i));
+		fputc(':', out);
+		err = tnf_slot_get(f, d, i, &v);
+		if (!err)
+			err = json_value(out, f, v, depth);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int json_array(FILE *out, struct tnf_file *f, struct tnf_datum d, int depth)
+{
+	unsigned i, n = tnf_element_count(f, d);
+	struct tnf_datum v;
+	int err;
+
+	fputc('[', out);
+	for (i = 0; i < n; i++) {
+		if (i)
+			fputc(',', out);
+		err = tnf_element_get(f, d, i, &v);
+		if (!err)
+			err = json_value(out, f, v, depth + 1);
+		if (err)
+			return err;
+	}
+	fputc(']', out);
+	return 0;
+}
+
+static int json_value(FILE *out, struct tnf_file *f, struct tnf_datum d, int depth)
+{
+	const struct tnf_type *t;
+	const char *s;
+	size_t len;
+	int err;
+
+	if (!d.off) {
+		fputs("null", out);
+		return 0;
+	}
+	if (tnf_type_props(d.type) & TNF_PROP_SCALAR)
+		return json_scalar(out, f, d);
+	if (!(tnf_type_props(d.type) & TNF_PROP_TAGGED)) {
+		fprintf(out, "\"<inline %s>\"", tnf_datum_type_name(d));
+		return 0;
+	}
+	switch (tnf_datum_kind(d)) {
+	case TNF_K_TYPE:
+		err = tnf_type_of_record(f, d, &t);
+		if (!err)
+			json_cstring(out, tnf_type_name(t));
+		return err;
+	case TNF_K_STRING:
+		s = tnf_get_chars(f, d, &len);
+		if (!s)
+			return -TNF_ERR_BADRECORD;
+		json_string(out, s, len);
+		return 0;
+	case TNF_K_STRUCT:
+		/* the same limit as the cooked output, which bounds loops too */
+		if (depth >= DUMP_MAX_NEST) {
+			fputs("\"{ ... }\"", out);
+			return 0;
+		}
+		fputs("{\"tnf_tag\":", out);
+		json_cstring(out, tnf_datum_type_name(d));
+		err = json_slots(out, f, d, 0, ",", depth + 1);
+		fputc('}', out);
+		return err;
+	case TNF_K_ARRAY:
+		if (depth >= DUMP_MAX_NEST) {
+			fputs("\"[ ... ]\"", out);
+			return 0;
+		}
+		return json_array(out, f, d, depth);
+	default:
+		fputc('"', out);
+		fprintf(out, "<%s>", tnf_datum_type_name(d));
+		fputc('"', out);
+		return 0;
+	}
+}
+
+/*
+ * The probe's keys (the "keys" attribute of its tnf_string, e.g. "keys tp
+ * types;file ...") joined by commas.
+ */
+static void json_category(FILE *out, struct tnf_file *f, const struct tnf_event *ev)
+{
+	struct tnf_datum probe, attr;
+	const char *s = NULL, *end, *p, *q;
+	char *cat = NULL;
+	size_t len = 0, clen = 0;
+	FILE *m;
+
+	if (!tnf_record_at(f, tnf_type_offset(ev->record.type), &probe) &&
+	    !tnf_slot_named(f, probe, "tnf_string", &attr) && attr.off)
+		s = tnf_get_chars(f, attr, &len);
+	m = open_memstream(&cat, &clen);
+	if (!m) {
+		fputs("\"\"", out);
+		return;
+	}
+	for (end = s ? s + len : NULL; s && s < end; s = p + 1) {
+		p = memchr(s, ';', (size_t)(end - s));
+		if (!p)
+			p = end;
+		if (p - s < 4 || memcmp(s, "keys", 4) || (p - s > 4 && s[4] != ' '))
+			continue;
+		/* each word, the first without a comma before it */
+		for (q = s + 4; q < p; q++) {
+			if (*q == ' ')
+				continue;
+			if (q[-1] == ' ' && ftell(m) > 0)
+				fputc(',', m);
+			fputc(*q, m);
+		}
+		break;
+	}
+	fclose(m);
+	json_string(out, cat ? cat : "", cat ? clen : 0);
+	free(cat);
+}
+
+/* The event after its "ts": name, cat, phase, pid, tid, args. */
+static int json_event_text(struct tnf_file *f, const struct tnf_event *ev, char **text)
+{
+	size_t len;
+	FILE *out;
+	int err;
+
+	out = open_memstream(text, &len);
+	if (!out)
+		return -TNF_ERR_NOMEM;
+	fputs("\"name\":", out);
+	json_cstring(out, ev->probe_name);
+	fputs(",\"cat\":", out);
+	json_category(out, f, ev);
+	fprintf(out, ",\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRIu32 ",\"tid\":", ev->pid);
+	json_uint(out, ev->tid);
+	fputs(",\"args\":{", out);
+	err = json_slots(out, f, ev->record, ev->first_arg, "", 0);
+	fputs("}}", out);
+	if (fclose(out) && !err)
+		err = -TNF_ERR_NOMEM;
+	if (err) {
+		free(*text);
+		*text = NULL;
+	}
+	return err;
+}
+
+int json_record(struct json_trace *j, struct tnf_file *f, struct tnf_datum rec)
+{
+	struct tnf_event ev;
+	struct jrow *r;
+	int err;
+
+	err = tnf_event_get(f, rec, &ev);
+	if (err <= 0)
+		return err;
+	if (j->n == j->cap) {
+		size_t cap = j->cap ? j->cap * 2 : 256;
+
+		r = realloc(j->rows, cap * sizeof(*r));
+		if (!r)
+			return -TNF_ERR_NOMEM;
+		j->rows = r;
+		j->cap = cap;
+	}
+	r = &j->rows[j->n];
+	err = json_event_text(f, &ev, &r->text);
+	if (err)
+		return err;
+	r->time = ev.time;
+	r->seq = j->n;
+	r->tid = ev.tid;
+	r->pid = ev.pid;
+	r->lwpid = ev.lwpid;
+	r->kernel = ev.kernel;
+	j->n++;
+	return 0;
+}
+
+static int jrow_time_cmp(const void *a, const void *b)
+{
+	const struct jrow *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int jrow_thread_cmp(const void *a, const void *b)
+{
+	const struct jrow *x = *(const struct jrow *const *)a, *y = *(const struct jrow *const *)b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void json_thread_name(FILE *out, const struct jrow *r)
+{
+	fprintf(out, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%" PRIu32 ",\"tid\":", r->pid);
+	json_uint(out, r->tid);
+	if (r->kernel)
+		fprintf(out, ",\"args\":{\"name\":\"kthread 0x%" PRIx64 "\"}},\n", r->tid);
+	else if (r->lwpid && r->lwpid != r->tid)
+		fprintf(out, ",\"args\":{\"name\":\"tid %" PRIu64 " (lwp %" PRIu32 ")\"}},\n",
+			r->tid, r->lwpid);
+	else
+		fprintf(out, ",\"args\":{\"name\":\"tid %" PRIu64 "\"}},\n", r->tid);
+}
+
+/* process_name once per pid, thread_name once per (pid, tid). */
+static int json_metadata(FILE *out, const struct json_trace *j)
+{
+	const struct jrow **v, *prev = NULL;
+	size_t i;
+
+	v = malloc((j->n ? j->n : 1) * sizeof(*v));
+	if (!v)
+		return -TNF_ERR_NOMEM;
+	for (i = 0; i < j->n; i++)
+		v[i] = &j->rows[i];
+	qsort(v, j->n, sizeof(*v), jrow_thread_cmp);
+	for (i = 0; i < j->n; i++) {
+		if (!prev || prev->pid != v[i]->pid)
+			fprintf(out,
+				"{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%" PRIu32
+				",\"tid\":0,\"args\":{\"name\":\"pid %" PRIu32 "\"}},\n",
+				v[i]->pid, v[i]->pid);
+		if (!prev || prev->pid != v[i]->pid || prev->tid != v[i]->tid)
+			json_thread_name(out, v[i]);
+		prev = v[i];
+	}
+	free(v);
+	return 0;
+}
+
+/* Microseconds with nanosecond precision, e.g. 1234.567. */
+static void json_ts(FILE *out, uint64_t ns)
+{
+	fprintf(out, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
+}
+
+int json_print(struct json_trace *j, FILE *out, char *const files[], int nfiles)
+{
+	int64_t base;
+	size_t i;
+	int k, err;
+
+	qsort(j->rows, j->n, sizeof(*j->rows), jrow_time_cmp);
+	base = j->n ? j->rows[0].time : 0;
+	fputs("{\"traceEvents\":[\n", out);
+	err = json_metadata(out, j);
+	if (err)
+		return err;
+	for (i = 0; i < j->n; i++) {
+		fputs("{\"ts\":", out);
+		json_ts(out, (uint64_t)j->rows[i].time - (uint64_t)base);
+		fprintf(out, ",%s%s\n", j->rows[i].text, i + 1 < j->n ? "," : "");
+	}
+	fputs("],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"source\":\"tnfdump\","
+	      "\"ts_base_ns\":",
+	      out);
+	json_int(out, base);
+	fputs(",\"files\":[", out);
+	for (k = 0; k < nfiles; k++) {
+		if (k)
+			fputc(',', out);
+		json_cstring(out, files[k]);
+	}
+	fputs("]}}\n", out);
+	return 0;
+}
