@@ -132,6 +132,9 @@ bench: all $(B)/bench/probe-cost
 	bench/follow-true-loop
 	LD_PRELOAD=$(abspath $(B))/libtnfprobe.so.1 $(B)/bench/probe-cost
 
+MAN1_PAGES := $(wildcard man/man1/*.1)
+MAN3_PAGES := $(wildcard man/man3/*.3)
+
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCDIR)/tnf \
 		$(DESTDIR)$(LIBDIR)/pkgconfig
@@ -147,6 +150,21 @@ install: all
 		-L$(B) -ltnfctl -lpthread -Wl,-rpath,$(LIBDIR)
 	$(CC) $(CFLAGS) -o $(DESTDIR)$(BINDIR)/tnftrace examples/tnftrace.c \
 		-L$(B) -ltnfctl -lpthread -Wl,-rpath,$(LIBDIR)
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	install -m 0644 $(MAN1_PAGES) $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(MAN3_PAGES) $(DESTDIR)$(MANDIR)/man3/
+
+# Removes exactly what install installs (and the tnf/ include directory if
+# it is left empty).  Keep the two lists in step.
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libtnfctl.so.1 $(DESTDIR)$(LIBDIR)/libtnfctl.so \
+		$(DESTDIR)$(LIBDIR)/libtnfprobe.so.1 $(DESTDIR)$(LIBDIR)/libtnfprobe.so \
+		$(DESTDIR)$(INCDIR)/tnf/tnfctl.h $(DESTDIR)$(INCDIR)/tnf/probe.h \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/tnfctl.pc \
+		$(DESTDIR)$(BINDIR)/tnfdump $(DESTDIR)$(BINDIR)/tnfctl-follow $(DESTDIR)$(BINDIR)/tnftrace
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1_PAGES)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3_PAGES)))
+	if [ -d $(DESTDIR)$(INCDIR)/tnf ]; then rmdir --ignore-fail-on-non-empty $(DESTDIR)$(INCDIR)/tnf; fi
 
 vmlinux:
 	@mkdir -p vmlinux/$(ARCH)
@@ -158,7 +176,7 @@ format:
 clean:
 	rm -rf $(B)
 
-.PHONY: all tests check demo bench install vmlinux format clean
+.PHONY: all tests check demo bench install uninstall vmlinux format clean
 .SECONDARY:
 
 -include $(CTL_OBJS:.o=.d) $(PROBE_OBJS:.o=.d) $(TNF_OBJS:.o=.d) $(DUMP_OBJS:.o=.d)
