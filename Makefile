@@ -89,6 +89,13 @@ $(B)/demo/libtnfdemo_plugin.so: examples/demo/plugin.c include/tnf/probe.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared -o $@ $<
 
+# prex: the interactive controller, on the public API only (+ libedit for the tty).
+PREX_OBJS := $(patsubst %.c,$(B)/%.o,$(wildcard src/prex/*.c))
+all: $(B)/prex
+$(B)/prex: $(PREX_OBJS) $(B)/libtnfctl.so
+	$(CC) -o $@ $(PREX_OBJS) -L$(B) -ltnfctl -ledit -lpthread -Wl,-rpath,'$$ORIGIN'
+-include $(PREX_OBJS:.o=.d)
+
 # ---- tests ----------------------------------------------------------------
 $(B)/tests/%: tests/%.c tests/testlib.h tests/probelib.h tests/tnf_swap.h $(B)/libtnfctl.so $(B)/libtnf.a
 	@mkdir -p $(dir $@)

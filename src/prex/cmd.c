@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The probe-control commands (enable, disable, trace, untrace, connect,
+ * clear): recorded in the history, then applied at once to every matching
+ * probe of every controlled process.  Also `list tracefile` and the
+ * kernel-only commands, which need -k.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "prex.h"
+
+struct apply_args {
+	enum cmd_kind kind;
+	const char *fcn;
+	const struct exprlist *l;
+};
+
+static tnfctl_errcode_t apply_op(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
+{
+	struct apply_args *a = cd;
+
+	return cmd_apply_probe(h, p, a->kind, a->fcn, a->l);
+}
+
+static void apply_target(tnfctl_handle_t *h, pid_t pid, const char *tracefile, void *cd)
+{
+	tnfctl_errcode_t err = tnfctl_probe_apply(h, apply_op, cd);
+
+	(void)tracefile;
+	if (err) {
+		if (targets_count() > 1)
+			prex_msg("process %d: error on probe operation: %s", (int)pid,
+				 tnfctl_strerror(err));
+		else
+			prex_msg("error on probe operation: %s", tnfctl_strerror(err));
+	}
+}
+
+void cmd_probe(enum cmd_kind kind, const char *fcn, const char *setname, struct exprlist *l)
+{
+	struct apply_args a = {.kind = kind, .fcn = fcn};
+
+	if (setname) {
+		l = set_find(setname);
+		if (!l) {
+			semantic_error("no set named \"$%s\"", setname);
+			return;
+		}
+		exprlist_get(l);
+	} else {
+		exprlist_get(l);
+	}
+	if (kind == CMD_CONNECT && !fcn_entry(fcn)) {
+		semantic_error("no function named \"&%s\"", fcn);
+		exprlist_put(l);
+		return;
+	}
+	history_add(kind, fcn, l);
+	a.l = l;
+	targets_foreach(apply_target, &a);
+	exprlist_put(l);
+}
+
+static void print_tracefile(tnfctl_handle_t *h, pid_t pid, const char *tracefile, void *cd)
+{
+	(void)h;
+	if (*(int *)cd > 1)
+		printf("Trace file of process %d: %s\n", (int)pid,
+		       tracefile ? tracefile : "(none)");
+	else
+		printf("Trace file: %s\n", tracefile ? tracefile : "(none)");
+}
+
+void cmd_list_tracefile(void)
+{
+	int n = targets_count();
+
+	targets_foreach(print_tracefile, &n);
+}
+
+void cmd_kernel_only(const char *what)
+{
+	semantic_error("\"%s\" controls kernel tracing; it needs prex -k, which is not "
+		       "available on Linux",
+		       what);
+}

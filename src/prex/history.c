@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The history: every probe-control command, in order, with its selector
+ * list bound when it was typed (a $set is copied then, so redefining the set
+ * later changes nothing here).  When a target maps a new object, libtnfctl
+ * calls history_replay() for each of its probes at the DLOPEN stop, before
+ * the object's constructors run, so a constructor's probes obey commands
+ * typed before the object existed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "prex.h"
+
+struct hcmd {
+	enum cmd_kind kind;
+	char *fcn; /* connect: the alias, looked up at each use */
+	struct exprlist *l;
+};
+
+static struct hcmd *hist;
+static int nhist;
+
+__thread int history_no_replay;
+
+void history_add(enum cmd_kind kind, const char *fcn, struct exprlist *l)
+{
+	struct hcmd *nh = realloc(hist, (nhist + 1) * sizeof(*hist));
+
+	if (!nh) {
+		perror("prex");
+		exit(1);
+	}
+	hist = nh;
+	hist[nhist].kind = kind;
+	hist[nhist].fcn = fcn ? strdup(fcn) : NULL;
+	hist[nhist].l = exprlist_get(l);
+	nhist++;
+}
+
+void history_list(void)
+{
+	static const char *const names[] = {
+		[CMD_ENABLE] = "enable", [CMD_DISABLE] = "disable", [CMD_CONNECT] = "connect",
+		[CMD_CLEAR] = "clear",	 [CMD_TRACE] = "trace",	    [CMD_UNTRACE] = "untrace",
+	};
+	int i;
+
+	for (i = 0; i < nhist; i++) {
+		printf("[%d] %-7s ", i, names[hist[i].kind]);
+		if (hist[i].kind == CMD_CONNECT)
+			printf("&%s ", hist[i].fcn);
+		exprlist_print(stdout, hist[i].l);
+		putchar('\n');
+	}
+}
+
+tnfctl_errcode_t cmd_apply_probe(tnfctl_handle_t *h, tnfctl_probe_t *p, enum cmd_kind kind,
+				 const char *fcn, const struct exprlist *l)
+{
+	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
+	char *attrs = probe_attrs(h, p);
+	const char *entry;
+
+	if (exprlist_match(l, attrs)) {
+		switch (kind) {
+		case CMD_ENABLE:
+			err = tnfctl_probe_enable(h, p, NULL);
+			break;
+		case CMD_DISABLE:
+			err = tnfctl_probe_disable(h, p, NULL);
+			break;
+		case CMD_TRACE:
+			err = tnfctl_probe_trace(h, p, NULL);
+			break;
+		case CMD_UNTRACE:
+			err = tnfctl_probe_untrace(h, p, NULL);
+			break;
+		case CMD_CLEAR:
+			err = tnfctl_probe_disconnect_all(h, p, NULL);
+			break;
+		case CMD_CONNECT:
+			entry = fcn_entry(fcn);
+			err = entry ? tnfctl_probe_connect(h, p, NULL, entry) : TNFCTL_ERR_BADARG;
+			break;
+		}
+	}
+	free(attrs);
+	return err;
+}
+
+void *history_replay(tnfctl_handle_t *h, tnfctl_probe_t *p)
+{
+	tnfctl_errcode_t err;
+	int i;
+
+	/* a fork child's copy of a probe already has the parent's state */
+	if (history_no_replay)
+		return NULL;
+	for (i = 0; i < nhist; i++) {
+		err = cmd_apply_probe(h, p, hist[i].kind, hist[i].fcn, hist[i].l);
+		if (err) {
+			prex_msg("error on a new (dlopened) probe: %s", tnfctl_strerror(err));
+			break;
+		}
+	}
+	return NULL;
+}

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * prex - control the TNF probes of a process (Solaris prex(1), reference
+ * §5), written on the public <tnf/tnfctl.h> API only.
+ *
+ *	prex [-f] [-o file] [-l "libs"] [-s KB] cmd [args...]
+ *	prex [-f] [-o file] [-s KB] -p pid
+ *	prex -k                         (kernel mode: not available on Linux)
+ *
+ * Start-up: open the target (stopped before any of its code ran, or
+ * attached), create its trace file, define &debug and $all, register the
+ * history replay as the create callback, then read $HOME/.prexrc,
+ * ./.prexrc and the input until `continue`; run until ^C, the target's end
+ * or exec; repeat.  Exit status: 0, or 1 for a usage error, a target that
+ * cannot be started or attached, a trace file that cannot be made, or a
+ * close that failed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "prex.h"
+
+struct prex_opts g_opt = {.size = PREX_DEFAULT_SIZE};
+char g_tracefile[PATH_MAX];
+
+static bool continue_requested;
+
+void prex_request_continue(void)
+{
+	continue_requested = true;
+}
+
+void prex_quit(tnfctl_targ_op_t op)
+{
+	int rc = targets_close(op);
+
+	edit_end();
+	fflush(stdout);
+	exit(rc);
+}
+
+static void usage(const char *msg)
+{
+	if (msg)
+		fprintf(stderr, "%s: %s\n", g_opt.argv0, msg);
+	fprintf(stderr,
+		"usage: %s [options] cmd [cmd-args...]\n"
+		"       %s [options] -p pid\n"
+		"       %s -k [-s KB]   (kernel mode, not available on Linux)\n"
+		"options:\n"
+		"  -o, --output FILE   trace file (default $TMPDIR/trace-<pid>)\n"
+		"  -s, --size KB       trace file size in KB (default 4096)\n"
+		"  -l, --preload LIBS  shared objects to preload (cmd only)\n"
+		"  -f, --follow        follow forked children and exec'd images\n",
+		g_opt.argv0, g_opt.argv0, g_opt.argv0);
+	exit(1);
+}
+
+static void parse_args(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'}, {"preload", required_argument, NULL, 'l'},
+		{"size", required_argument, NULL, 's'},	  {"pid", required_argument, NULL, 'p'},
+		{"kernel", no_argument, NULL, 'k'},	  {"follow", no_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},	  {NULL, 0, NULL, 0},
+	};
+	bool kernel = false;
+	unsigned long v;
+	char *end;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+o:l:s:p:kfth", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			g_opt.outname = optarg;
+			break;
+		case 'l':
+			g_opt.preload = optarg;
+			break;
+		case 's':
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || *optarg == '-' || v > 4194303)
+				usage("bad trace file size (KB)");
+			g_opt.size = v * 1024;
+			g_opt.size_given = true;
+			break;
+		case 'p':
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || *optarg == '-' || !v || v > INT_MAX)
+				usage("bad pid");
+			g_opt.pid = (pid_t)v;
+			break;
+		case 'k':
+			kernel = true;
+			break;
+		case 'f':
+			g_opt.follow = true;
+			break;
+		case 't':
+			g_opt.test = true;
+			break;
+		case 'h':
+			usage(NULL);
+			break;
+		default:
+			usage("unrecognized argument");
+		}
+	}
+	if (optind < argc)
+		g_opt.cmd = &argv[optind];
+	if (kernel) {
+		if (g_opt.outname)
+			usage("can't specify a file name in kernel mode");
+		if (g_opt.cmd)
+			usage("can't specify a command in kernel mode");
+		if (g_opt.pid)
+			usage("can't specify a pid in kernel mode");
+		if (g_opt.preload)
+			usage("can't use the preload option in kernel mode");
+		fprintf(stderr, "%s: kernel mode (-k) is not available on Linux\n", g_opt.argv0);
+		exit(1);
+	}
+	if (!g_opt.cmd && !g_opt.pid)
+		usage("need to specify cmd or pid");
+	if (g_opt.cmd && g_opt.pid)
+		usage("can't specify both cmd and pid");
+	if (g_opt.pid && g_opt.preload)
+		usage("can't use the preload option with attach");
+}
+
+static tnfctl_handle_t *open_target(pid_t *pid)
+{
+	tnfctl_trace_attrs_t a;
+	tnfctl_errcode_t err;
+	tnfctl_handle_t *h;
+
+	if (g_opt.pid)
+		err = tnfctl_pid_open(g_opt.pid, &h);
+	else
+		err = tnfctl_exec_open(g_opt.cmd[0], g_opt.cmd, NULL, g_opt.preload, NULL, &h);
+	if (err == TNFCTL_ERR_NOLIBTNFPROBE) {
+		prex_msg("%s: %s; is libtnfprobe.so.1 loaded in the target (LD_PRELOAD)?",
+			 g_opt.pid ? "trouble attaching to target process"
+				   : "trouble creating target process",
+			 tnfctl_strerror(err));
+		exit(1);
+	}
+	if (err) {
+		prex_msg("%s: %s",
+			 g_opt.pid ? "trouble attaching to target process"
+				   : "trouble creating target process",
+			 tnfctl_strerror(err));
+		exit(1);
+	}
+	if (tnfctl_trace_attrs_get(h, &a)) {
+		prex_msg("cannot read the target's attributes");
+		tnfctl_close(h, TNFCTL_TARG_DEFAULT);
+		exit(1);
+	}
+	*pid = a.targ_pid;
+	return h;
+}
+
+/* The trace file: kept if the target has one, else created (§4.1). */
+static tnfctl_errcode_t set_tracefile(tnfctl_handle_t *h, pid_t pid)
+{
+	const char *tmp = getenv("TMPDIR");
+	tnfctl_trace_attrs_t a;
+	tnfctl_errcode_t err;
+	char name[PATH_MAX];
+
+	err = tnfctl_trace_attrs_get(h, &a);
+	if (err)
+		return err;
+	if (a.trace_buf_state == TNFCTL_BUF_BROKEN)
+		return TNFCTL_ERR_BUFBROKEN;
+	if (a.trace_buf_state == TNFCTL_BUF_OK) {
+		snprintf(g_tracefile, sizeof(g_tracefile), "%s",
+			 a.trace_file_name ? a.trace_file_name : "");
+		if (g_opt.outname || g_opt.size_given)
+			prex_msg("the target already has trace file %s; -o and -s are ignored",
+				 g_tracefile);
+		return TNFCTL_ERR_NONE;
+	}
+	if (g_opt.size < a.trace_min_size) {
+		prex_msg("trace file size %lu KB is below the minimum; using %zu KB",
+			 g_opt.size / 1024, a.trace_min_size / 1024);
+		g_opt.size = a.trace_min_size;
+	}
+	if (g_opt.outname)
+		snprintf(name, sizeof(name), "%s", g_opt.outname);
+	else if (snprintf(name, sizeof(name), "%s/trace-%d", tmp && *tmp ? tmp : "/tmp",
+			  (int)pid) >= (int)sizeof(name))
+		return TNFCTL_ERR_BADARG;
+	err = tnfctl_buffer_alloc(h, name, (uint_t)g_opt.size);
+	if (err)
+		return err;
+	/* the absolute path, for list tracefile and the -f file names */
+	if (!tnfctl_trace_attrs_get(h, &a) && a.trace_file_name)
+		snprintf(g_tracefile, sizeof(g_tracefile), "%s", a.trace_file_name);
+	else
+		snprintf(g_tracefile, sizeof(g_tracefile), "%s", name);
+	return TNFCTL_ERR_NONE;
+}
+
+static void print_stopped(pid_t root)
+{
+	int n = targets_count();
+
+	if (g_opt.test)
+		printf("prex(%d), target(%d): ", (int)getpid(), (int)root);
+	if (n > 1)
+		printf("%d target processes stopped\n", n);
+	else
+		printf("Target process stopped\n");
+	printf("Type \"continue\" to resume the target, \"help\" for help.\n");
+}
+
+int main(int argc, char **argv)
+{
+	tnfctl_errcode_t err;
+	struct exprlist *all;
+	tnfctl_handle_t *h;
+	pid_t pid;
+
+	g_opt.argv0 = argv[0];
+	parse_args(argc, argv);
+	/* lines reach a pipe in order with the stderr messages */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	h = open_target(&pid);
+	targets_install_signals();
+	err = set_tracefile(h, pid);
+	if (err) {
+		prex_msg("trouble initializing tracefile: %s", tnfctl_strerror(err));
+		tnfctl_close(h, TNFCTL_TARG_DEFAULT);
+		return 1;
+	}
+
+	fcn_define("debug", "tnf_probe_debug");
+	all = exprlist_new();
+	exprlist_add(all, spec_new("keys", false), spec_new(".*", true));
+	set_define("all", all);
+
+	/* replays the history on every probe that appears later (dlopen) */
+	err = tnfctl_register_funcs(h, history_replay, NULL);
+	if (err || target_start(h, pid)) {
+		prex_msg("error in probe discovery: %s",
+			 err ? tnfctl_strerror(err) : "cannot start a thread");
+		tnfctl_close(h, TNFCTL_TARG_DEFAULT);
+		return 1;
+	}
+	targets_check_broken();
+	source_init();
+
+	for (;;) {
+		char *text;
+		int line;
+
+		print_stopped(pid);
+		continue_requested = false;
+		while (!continue_requested) {
+			if (!source_read(&text, &line))
+				prex_quit(TNFCTL_TARG_DEFAULT); /* end of a script */
+			parse_line(text, line);
+			free(text);
+		}
+		if (targets_run())
+			prex_quit(TNFCTL_TARG_DEFAULT); /* every target has ended */
+		targets_check_broken();
+	}
+}

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Selectors and matching (reference §5.3, attribute grammar §3.2).
+ *
+ * A spec is an exact string (strcmp) or a POSIX extended regex, matched
+ * unanchored (a match anywhere; ^ and $ anchor).  A selector is
+ * `left=right`; it matches a probe when some ;-unit of the probe's string
+ * has a name matching left and a value matching right.  A selector list is
+ * the OR of its selectors.  The string of a probe is
+ *	enable on|off; trace on|off; object <obj>; funcs[ <f>...];<attr_string>
+ * with function names that have an alias shown as &alias.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "prex.h"
+
+static void *xmalloc(size_t n)
+{
+	void *p = calloc(1, n ? n : 1);
+
+	if (!p) {
+		perror("prex");
+		exit(1);
+	}
+	return p;
+}
+
+struct spec *spec_new(const char *str, bool regex)
+{
+	struct spec *s = xmalloc(sizeof(*s));
+	int err;
+
+	s->regex = regex;
+	s->str = strdup(str);
+	if (!s->str) {
+		perror("prex");
+		exit(1);
+	}
+	if (regex) {
+		err = regcomp(&s->re, str, REG_EXTENDED | REG_NOSUB);
+		if (err) {
+			char why[256];
+
+			regerror(err, &s->re, why, sizeof(why));
+			semantic_error("invalid regular expression /%s/: %s", str, why);
+			free(s->str);
+			free(s);
+			return NULL;
+		}
+	}
+	return s;
+}
+
+void spec_free(struct spec *s)
+{
+	if (!s)
+		return;
+	if (s->regex)
+		regfree(&s->re);
+	free(s->str);
+	free(s);
+}
+
+bool spec_match(const struct spec *s, const char *str)
+{
+	if (s->regex)
+		return regexec(&s->re, str, 0, NULL, 0) == 0;
+	return strcmp(s->str, str) == 0;
+}
+
+void spec_print(FILE *fp, const struct spec *s)
+{
+	const char *p;
+
+	if (!s->regex) {
+		fprintf(fp, "'%s'", s->str);
+		return;
+	}
+	/* written back the way it is typed: a slash inside is \/ */
+	fputc('/', fp);
+	for (p = s->str; *p; p++) {
+		if (*p == '/')
+			fputc('\\', fp);
+		fputc(*p, fp);
+	}
+	fputc('/', fp);
+}
+
+struct exprlist *exprlist_new(void)
+{
+	struct exprlist *l = xmalloc(sizeof(*l));
+
+	l->refs = 1;
+	return l;
+}
+
+void exprlist_add(struct exprlist *l, struct spec *left, struct spec *right)
+{
+	struct expr *v = realloc(l->v, (l->n + 1) * sizeof(*v));
+
+	if (!v) {
+		perror("prex");
+		exit(1);
+	}
+	l->v = v;
+	l->v[l->n].left = left;
+	l->v[l->n].right = right;
+	l->n++;
+}
+
+struct exprlist *exprlist_get(struct exprlist *l)
+{
+	if (l)
+		l->refs++;
+	return l;
+}
+
+void exprlist_put(struct exprlist *l)
+{
+	int i;
+
+	if (!l || --l->refs > 0)
+		return;
+	for (i = 0; i < l->n; i++) {
+		spec_free(l->v[i].left);
+		spec_free(l->v[i].right);
+	}
+	free(l->v);
+	free(l);
+}
+
+/* `'left'=right ` per selector; a speclist (no left side) prints its specs. */
+void exprlist_print(FILE *fp, const struct exprlist *l)
+{
+	int i;
+
+	for (i = 0; l && i < l->n; i++) {
+		if (l->v[i].left) {
+			spec_print(fp, l->v[i].left);
+			fputc('=', fp);
+		}
+		spec_print(fp, l->v[i].right);
+		fputc(' ', fp);
+	}
+}
+
+/*
+ * Units are separated by ';' outside single quotes.  In a unit, leading
+ * blanks are skipped, the name runs to the next blank, and the values are
+ * what follows that one blank (so "keys a b" has name "keys", values "a b").
+ */
+void attr_walk(const struct spec *s, const char *attrs, attr_fn *fn, void *cd)
+{
+	const char *p = attrs;
+
+	while (*p) {
+		const char *u = p, *end;
+		bool quoted = false;
+		char *unit, *name, *values;
+		size_t n;
+
+		for (end = u; *end && (quoted || *end != ';'); end++)
+			if (*end == '\'')
+				quoted = !quoted;
+		p = *end ? end + 1 : end;
+		unit = strndup(u, end - u);
+		if (!unit) {
+			perror("prex");
+			exit(1);
+		}
+		name = unit + strspn(unit, " \t");
+		n = strcspn(name, " \t");
+		if (n) {
+			values = name + n;
+			if (*values)
+				*values++ = '\0';
+			if (spec_match(s, name))
+				fn(name, values, cd);
+		}
+		free(unit);
+	}
+}
+
+/*
+ * Values are blank-separated tokens; a single-quoted span is one token
+ * without its quotes.  An empty value string is tested once, as "".
+ */
+void val_walk(const struct spec *s, const char *values, val_fn *fn, void *cd)
+{
+	char *buf = strdup(values), *p = buf, *tok;
+
+	if (!buf) {
+		perror("prex");
+		exit(1);
+	}
+	if (!*values) {
+		if (spec_match(s, ""))
+			fn("", cd);
+		free(buf);
+		return;
+	}
+	while (*p) {
+		char *end, save;
+
+		p += strspn(p, " \t");
+		if (!*p)
+			break;
+		if (*p == '\'') {
+			tok = ++p;
+			end = p += strcspn(p, "'");
+			if (*p)
+				p++;
+		} else {
+			/* a quote right after a word ends it and opens a span */
+			tok = p;
+			end = p += strcspn(p, " \t'");
+		}
+		save = *end;
+		*end = '\0';
+		if (spec_match(s, tok))
+			fn(tok, cd);
+		*end = save;
+	}
+	free(buf);
+}
+
+struct match_args {
+	const struct spec *right;
+	bool found;
+};
+
+static void value_found(const char *value, void *cd)
+{
+	(void)value;
+	((struct match_args *)cd)->found = true;
+}
+
+static void unit_found(const char *name, const char *values, void *cd)
+{
+	struct match_args *m = cd;
+
+	(void)name;
+	if (!m->found)
+		val_walk(m->right, values, value_found, m);
+}
+
+bool exprlist_match(const struct exprlist *l, const char *attrs)
+{
+	int i;
+
+	for (i = 0; l && i < l->n; i++) {
+		struct match_args m = {.right = l->v[i].right};
+
+		attr_walk(l->v[i].left, attrs, unit_found, &m);
+		if (m.found)
+			return true;
+	}
+	return false;
+}
+
+char *probe_attrs(tnfctl_handle_t *h, tnfctl_probe_t *p)
+{
+	tnfctl_probe_state_t st;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp;
+	int i;
+
+	if (tnfctl_probe_state_get(h, p, &st) != TNFCTL_ERR_NONE)
+		return strdup("");
+	fp = open_memstream(&buf, &len);
+	if (!fp) {
+		perror("prex");
+		exit(1);
+	}
+	fprintf(fp, "enable %s; trace %s; ", st.enabled ? "on" : "off", st.traced ? "on" : "off");
+	if (st.obj_name)
+		fprintf(fp, "object %s; ", st.obj_name);
+	fputs("funcs", fp);
+	for (i = 0; st.func_names && st.func_names[i]; i++) {
+		const char *alias = fcn_alias_of(st.func_names[i]);
+
+		if (alias)
+			fprintf(fp, " &%s", alias);
+		else
+			fprintf(fp, " %s", st.func_names[i]);
+	}
+	fprintf(fp, ";%s", st.attr_string ? st.attr_string : "");
+	fclose(fp);
+	return buf;
+}

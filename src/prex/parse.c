@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Statements (one per logical line), parsed by recursive descent over the
+ * line's tokens and run when the whole line is valid:
+ *
+ *   enable|disable|trace|untrace|clear   $set | selector...
+ *   connect &fcn                         $set | selector...
+ *   create $set selector...  |  create &fcn IDENT
+ *   list [spec...] probes $set | selector...
+ *   list values spec...  |  list sets|fcns|history|tracefile
+ *   source 'file'|IDENT  |  help [word]  |  continue  |  quit [kill|resume|suspend]
+ *   buffer [alloc [INT] | dealloc]  |  ktrace [on|off]
+ *   pfilter [on | off | add|delete INT[,INT]...]
+ *
+ *   selector := spec '=' spec | spec      spec := IDENT | 'string' | /regex/
+ *
+ * A syntax error names the first token that does not fit; the rest of the
+ * line is dropped.  A semantic error (bad regex, unknown set or function,
+ * ...) drops the statement.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prex.h"
+
+struct parser {
+	struct token *t;
+	int n, i;
+	bool bad;	   /* a syntax error was reported */
+	bool semantic_bad; /* a spec failed to compile */
+};
+
+static struct token *peek(struct parser *p)
+{
+	return &p->t[p->i < p->n ? p->i : p->n - 1];
+}
+
+static struct token *next(struct parser *p)
+{
+	struct token *t = peek(p);
+
+	if (p->i < p->n - 1)
+		p->i++;
+	return t;
+}
+
+static void fail_at(struct parser *p, struct token *t)
+{
+	if (!p->bad)
+		syntax_error(t->line, t->raw);
+	p->bad = true;
+}
+
+static void fail(struct parser *p)
+{
+	fail_at(p, peek(p));
+}
+
+static bool accept(struct parser *p, enum tok type)
+{
+	if (peek(p)->type != type)
+		return false;
+	next(p);
+	return true;
+}
+
+static bool expect_eol(struct parser *p)
+{
+	if (peek(p)->type == T_EOL)
+		return true;
+	fail(p);
+	return false;
+}
+
+static bool is_spec(enum tok t)
+{
+	return t == T_IDENT || t == T_VALSTR || t == T_REGEXP;
+}
+
+static struct spec *parse_spec(struct parser *p)
+{
+	struct token *t = next(p);
+	struct spec *s;
+
+	source_set_line(t->line);
+	s = spec_new(t->text, t->type == T_REGEXP);
+	if (!s)
+		p->semantic_bad = true;
+	return s;
+}
+
+/* selector*: always a list (maybe empty), NULL after an error */
+static struct exprlist *parse_exprlist(struct parser *p)
+{
+	struct exprlist *l = exprlist_new();
+
+	while (is_spec(peek(p)->type)) {
+		struct spec *left = parse_spec(p), *right;
+
+		if (accept(p, T_EQ)) {
+			if (!is_spec(peek(p)->type)) {
+				fail(p);
+				spec_free(left);
+				break;
+			}
+			right = parse_spec(p);
+		} else {
+			/* a bare value selects on keys */
+			right = left;
+			left = spec_new("keys", false);
+		}
+		exprlist_add(l, left, right);
+	}
+	if (p->bad || p->semantic_bad) {
+		exprlist_put(l);
+		return NULL;
+	}
+	return l;
+}
+
+/* spec*: a list of specs with no left side */
+static struct exprlist *parse_speclist(struct parser *p)
+{
+	struct exprlist *l = exprlist_new();
+
+	while (is_spec(peek(p)->type))
+		exprlist_add(l, NULL, parse_spec(p));
+	if (p->semantic_bad) {
+		exprlist_put(l);
+		return NULL;
+	}
+	return l;
+}
+
+static void parse_probe_cmd(struct parser *p, enum cmd_kind kind)
+{
+	const char *fcn = NULL;
+	struct exprlist *l;
+
+	if (kind == CMD_CONNECT) {
+		if (peek(p)->type != T_FCNNAME)
+			return fail(p);
+		fcn = next(p)->text;
+	}
+	if (peek(p)->type == T_SETNAME) {
+		const char *set = next(p)->text;
+
+		if (expect_eol(p))
+			cmd_probe(kind, fcn, set, NULL);
+		return;
+	}
+	l = parse_exprlist(p);
+	if (l && expect_eol(p))
+		cmd_probe(kind, fcn, NULL, l);
+	exprlist_put(l);
+}
+
+static void parse_create(struct parser *p)
+{
+	struct token *t = peek(p);
+	struct exprlist *l;
+
+	if (t->type == T_SETNAME || t->type == T_FCNNAME)
+		next(p);
+	if (t->type == T_SETNAME) {
+		l = parse_exprlist(p);
+		if (l && expect_eol(p))
+			set_define(t->text, exprlist_get(l));
+		exprlist_put(l);
+	} else if (t->type == T_FCNNAME) {
+		struct token *sym = peek(p);
+
+		if (sym->type != T_IDENT)
+			return fail(p);
+		next(p);
+		if (expect_eol(p))
+			fcn_define(t->text, sym->text);
+	} else {
+		fail(p);
+	}
+}
+
+static void parse_list(struct parser *p)
+{
+	struct exprlist *specs, *sel;
+	struct token *t = peek(p);
+
+	switch (t->type) {
+	case K_SETS:
+	case K_FCNS:
+	case K_HISTORY:
+	case K_TRACEFILE:
+		next(p);
+		if (!expect_eol(p))
+			return;
+		if (t->type == K_SETS)
+			sets_list();
+		else if (t->type == K_FCNS)
+			fcns_list();
+		else if (t->type == K_HISTORY)
+			history_list();
+		else
+			cmd_list_tracefile();
+		return;
+	case K_VALUES:
+		next(p);
+		specs = parse_speclist(p);
+		if (specs && expect_eol(p))
+			list_values(specs);
+		exprlist_put(specs);
+		return;
+	default:
+		break;
+	}
+	specs = parse_speclist(p);
+	if (!specs)
+		return;
+	if (!accept(p, K_PROBES)) {
+		fail(p);
+		exprlist_put(specs);
+		return;
+	}
+	if (peek(p)->type == T_SETNAME) {
+		const char *set = next(p)->text;
+
+		if (expect_eol(p))
+			list_probes(specs, set, NULL);
+	} else {
+		sel = parse_exprlist(p);
+		if (sel && expect_eol(p))
+			list_probes(specs, NULL, sel);
+		exprlist_put(sel);
+	}
+	exprlist_put(specs);
+}
+
+/* The kernel-only commands are parsed (so typos still get syntax errors), then refused. */
+static void parse_kernel(struct parser *p, enum tok cmd)
+{
+	if (cmd == K_BUFFER) {
+		if (accept(p, K_ALLOC))
+			accept(p, T_INT);
+		else
+			accept(p, K_DEALLOC);
+	} else if (cmd == K_KTRACE) {
+		if (!accept(p, K_ON))
+			accept(p, K_OFF);
+	} else if (accept(p, K_ADD) || accept(p, K_DELETE)) {
+		do {
+			if (!accept(p, T_INT))
+				return fail(p);
+		} while (accept(p, T_COMMA));
+	} else if (!accept(p, K_ON)) {
+		accept(p, K_OFF);
+	}
+	if (expect_eol(p))
+		cmd_kernel_only(lex_words[cmd - K_ADD]);
+}
+
+static void statement(struct parser *p)
+{
+	struct token *t = next(p);
+	struct token *w;
+
+	source_set_line(t->line);
+	switch (t->type) {
+	case T_EOL:
+		return;
+	case K_ENABLE:
+		return parse_probe_cmd(p, CMD_ENABLE);
+	case K_DISABLE:
+		return parse_probe_cmd(p, CMD_DISABLE);
+	case K_TRACE:
+		return parse_probe_cmd(p, CMD_TRACE);
+	case K_UNTRACE:
+		return parse_probe_cmd(p, CMD_UNTRACE);
+	case K_CLEAR:
+		return parse_probe_cmd(p, CMD_CLEAR);
+	case K_CONNECT:
+		return parse_probe_cmd(p, CMD_CONNECT);
+	case K_CREATE:
+		return parse_create(p);
+	case K_LIST:
+		return parse_list(p);
+	case K_SOURCE:
+		w = peek(p);
+		if (w->type != T_VALSTR && w->type != T_IDENT)
+			return fail(p);
+		next(p);
+		if (expect_eol(p) && source_push(w->text))
+			semantic_error("cannot open \"%s\": %s", w->text, strerror(errno));
+		return;
+	case K_HELP:
+		w = peek(p);
+		if (w->type == T_EOL)
+			return help_general();
+		if (w->type != T_IDENT && (w->type < K_ADD || w->type >= K_LAST))
+			return fail(p);
+		next(p);
+		if (expect_eol(p))
+			help_on(w->text);
+		return;
+	case K_CONTINUE:
+		if (expect_eol(p))
+			prex_request_continue();
+		return;
+	case K_QUIT:
+		if (accept(p, K_KILL)) {
+			if (expect_eol(p))
+				prex_quit(TNFCTL_TARG_KILL);
+		} else if (accept(p, K_RESUME)) {
+			if (expect_eol(p))
+				prex_quit(TNFCTL_TARG_RESUME);
+		} else if (accept(p, K_SUSPEND)) {
+			if (expect_eol(p))
+				prex_quit(TNFCTL_TARG_SUSPEND);
+		} else if (expect_eol(p)) {
+			prex_quit(TNFCTL_TARG_DEFAULT);
+		}
+		return;
+	case K_BUFFER:
+	case K_KTRACE:
+	case K_PFILTER:
+		return parse_kernel(p, t->type);
+	default:
+		return fail_at(p, t);
+	}
+}
+
+void parse_line(const char *text, int first_line)
+{
+	struct parser p = {0};
+
+	lex_line(text, first_line, &p.t, &p.n);
+	statement(&p);
+	lex_free(p.t, p.n);
+	fflush(stdout);
+}

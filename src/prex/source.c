@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The input stack.  stdin is at the bottom; `source FILE` and the control
+ * files push on top of it, and a file's end pops back to what was below.
+ * At start-up ./.prexrc and then $HOME/.prexrc are pushed, so the one in
+ * $HOME is read first, then the one in the current directory, then the
+ * user's input.  The end of stdin acts as `quit` when it is not a terminal
+ * and as an empty line when it is.  Messages about a line name its source
+ * and line number: "<stdin>", line 3: ...
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "prex.h"
+
+#define STDIN_NAME "<stdin>"
+#define MAX_DEPTH  64 /* `source` nesting; a file sourcing itself stops here */
+
+struct source {
+	char *name;
+	FILE *fp;
+	int line; /* of the next line to read */
+	bool tty;
+};
+
+static struct source stack[MAX_DEPTH];
+static int depth;
+static bool editing; /* libedit reads stdin */
+static char cur_name[PATH_MAX + 8] = STDIN_NAME;
+static int cur_line;
+
+void prex_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	flockfile(stderr);
+	fprintf(stderr, "%s: ", g_opt.argv0);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	funlockfile(stderr);
+}
+
+void semantic_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "\"%s\", line %d: semantic error: ", cur_name, cur_line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void syntax_error(int line, const char *tok)
+{
+	fflush(stdout);
+	fprintf(stderr, "\"%s\", line %d: syntax error on or before \"%s\"\n", cur_name, line, tok);
+}
+
+const char *source_name(void)
+{
+	return cur_name;
+}
+
+void source_set_line(int line)
+{
+	cur_line = line;
+}
+
+bool source_is_tty(void)
+{
+	return depth > 0 && stack[depth - 1].tty;
+}
+
+int source_push(const char *path)
+{
+	struct source *s;
+	FILE *fp;
+
+	if (depth == MAX_DEPTH) {
+		errno = ELOOP;
+		return -1;
+	}
+	fp = fopen(path, "re");
+	if (!fp)
+		return -1;
+	s = &stack[depth++];
+	s->name = strdup(path);
+	s->fp = fp;
+	s->line = 1;
+	s->tty = isatty(fileno(fp));
+	if (!s->name) {
+		perror("prex");
+		exit(1);
+	}
+	return 0;
+}
+
+void source_init(void)
+{
+	const char *home = getenv("HOME");
+	struct stat here, st;
+	bool have_here;
+	char path[PATH_MAX];
+
+	stack[0].name = strdup(STDIN_NAME);
+	stack[0].fp = stdin;
+	stack[0].line = 1;
+	stack[0].tty = isatty(STDIN_FILENO);
+	depth = 1;
+	if (stack[0].tty)
+		editing = edit_init() == 0;
+
+	/* a stack: pushed last is read first */
+	have_here = stat(".prexrc", &here) == 0;
+	if (have_here && source_push(".prexrc"))
+		prex_msg("cannot read .prexrc: %s", strerror(errno));
+	if (home && *home && snprintf(path, sizeof(path), "%s/.prexrc", home) < (int)sizeof(path) &&
+	    stat(path, &st) == 0) {
+		/* $HOME is the current directory: the same file, read once */
+		if (have_here && st.st_dev == here.st_dev && st.st_ino == here.st_ino)
+			return;
+		if (source_push(path))
+			prex_msg("cannot read %s: %s", path, strerror(errno));
+	}
+}
+
+static void pop(void)
+{
+	struct source *s = &stack[--depth];
+
+	fclose(s->fp);
+	free(s->name);
+}
+
+/* One physical line with its '\n' (added at a file's end), NULL at EOF. */
+static char *read_physical(struct source *s, bool continued)
+{
+	char *line = NULL, prompt[PATH_MAX + 4];
+	size_t cap = 0;
+	ssize_t n;
+
+	if (s->fp == stdin && editing) {
+		snprintf(prompt, sizeof(prompt), "%s> ", g_opt.argv0);
+		return edit_getline(continued ? "" : prompt);
+	}
+	for (;;) {
+		errno = 0;
+		n = getline(&line, &cap, s->fp);
+		if (n < 0 && errno == EINTR) {
+			clearerr(s->fp); /* a SIGINT at the prompt: keep reading */
+			continue;
+		}
+		break;
+	}
+	if (n < 0) {
+		free(line);
+		return NULL;
+	}
+	if (n == 0 || line[n - 1] != '\n') {
+		char *nl = realloc(line, n + 2);
+
+		if (!nl) {
+			perror("prex");
+			exit(1);
+		}
+		line = nl;
+		line[n] = '\n';
+		line[n + 1] = '\0';
+	}
+	return line;
+}
+
+int source_read(char **text, int *first_line)
+{
+	char *acc = NULL;
+	size_t len = 0;
+
+	for (;;) {
+		struct source *s = &stack[depth - 1];
+		char *line = read_physical(s, acc != NULL);
+		size_t n;
+
+		if (!line) {
+			if (depth == 1 && !s->tty) {
+				if (acc) /* the last line ended in a backslash */
+					break;
+				return 0;
+			}
+			if (depth == 1) {
+				/* ^D on the terminal is an empty line */
+				fputc('\n', stdout);
+				line = strdup("\n");
+			} else {
+				pop();
+				if (acc)
+					break;
+				continue;
+			}
+		}
+		if (!acc) {
+			snprintf(cur_name, sizeof(cur_name), "%s", s->name);
+			*first_line = s->line;
+		}
+		s->line++;
+		n = strlen(line);
+		acc = realloc(acc, len + n + 1);
+		if (!acc) {
+			perror("prex");
+			exit(1);
+		}
+		memcpy(acc + len, line, n + 1);
+		len += n;
+		free(line);
+		/* backslash-newline continues the statement on the next line */
+		if (len >= 2 && acc[len - 2] == '\\' && acc[len - 1] == '\n')
+			continue;
+		break;
+	}
+	if (len == 0 || acc[len - 1] != '\n') {
+		acc = realloc(acc, len + 2);
+		if (!acc) {
+			perror("prex");
+			exit(1);
+		}
+		acc[len++] = '\n';
+		acc[len] = '\0';
+	}
+	*text = acc;
+	return 1;
+}

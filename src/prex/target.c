@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The controlled processes.  Each handle is served by its own thread, the
+ * pattern of examples/tnfctl-follow.c: the thread parks while prex is at
+ * the prompt (the target stays stopped) and loops on tnfctl_continue()
+ * after `continue`.  The main thread reads commands while every thread is
+ * parked, so a handle is only ever used by one thread at a time.
+ *
+ * Stopping: SIGINT (the terminal's ^C reaches prex only; the target has its
+ * own process group) wakes the main thread through a pipe.  It clears
+ * `running` and sends SIGUSR1 (a no-op handler without SA_RESTART) to each
+ * thread still running, so its tnfctl_continue() returns EINTR with the
+ * target stopped; the thread then parks.  A thread between two calls when
+ * the kick came would miss it, so the kick is repeated every KICK_MS until
+ * all are parked.  Target threads block SIGINT, so only the main thread
+ * takes it.
+ *
+ * Events: DLOPEN and DLCLOSE continue silently (libtnfctl has already run
+ * the history on the new probes); EXIT and TARGGONE end the target.  EXEC
+ * ends it too (it is resumed, as Solaris prex did) unless prex -f, which
+ * re-attaches to the new image and gives it a trace file of its own.  With
+ * -f a FORK's child handle gets a thread of its own.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "prex.h"
+
+#define KICK_MS 50
+
+enum tstate {
+	T_PARKED,
+	T_RUNNING,
+	T_DONE
+};
+
+struct target {
+	tnfctl_handle_t *h;
+	pid_t pid;
+	enum tstate state;
+	int nexec; /* execs followed, to name the new images' trace files */
+	pthread_t thread;
+	bool has_thread;
+	struct target *next;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static struct target *targets; /* newest first; guarded by lock */
+static bool running;	       /* after `continue`, until stopped */
+static bool quitting;	       /* threads must end */
+static int wake_fd[2] = {-1, -1};
+static volatile sig_atomic_t got_sigint;
+static int close_errors; /* closes that failed in target threads */
+
+static void wake_main(void)
+{
+	ssize_t n = write(wake_fd[1], "", 1);
+
+	(void)n; /* a full pipe is readable already */
+}
+
+static void on_sigint(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	got_sigint = 1;
+	wake_main();
+	errno = saved;
+}
+
+static void on_sigusr1(int sig)
+{
+	(void)sig; /* only there to interrupt tnfctl_continue() */
+}
+
+void targets_install_signals(void)
+{
+	struct sigaction sa = {.sa_flags = 0}; /* no SA_RESTART */
+
+	if (pipe2(wake_fd, O_CLOEXEC | O_NONBLOCK)) {
+		perror("prex: pipe");
+		exit(1);
+	}
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_sigusr1;
+	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_handler = on_sigint;
+	sigaction(SIGINT, &sa, NULL);
+	/* a target that closes a pipe prex writes to must not kill prex */
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static void finish(struct target *t)
+{
+	pthread_mutex_lock(&lock);
+	t->state = T_DONE;
+	t->h = NULL;
+	pthread_mutex_unlock(&lock);
+	wake_main();
+}
+
+static void close_target(struct target *t, tnfctl_targ_op_t op)
+{
+	tnfctl_errcode_t err = tnfctl_close(t->h, op);
+
+	if (err) {
+		prex_msg("error on closing process %d: %s", (int)t->pid, tnfctl_strerror(err));
+		pthread_mutex_lock(&lock);
+		close_errors = 1;
+		pthread_mutex_unlock(&lock);
+	}
+}
+
+static void *serve(void *arg);
+
+static int spawn_thread(struct target *t)
+{
+	sigset_t block, old;
+	int err;
+
+	/* the thread inherits a mask with SIGINT blocked */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	err = pthread_create(&t->thread, NULL, serve, t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!err)
+		t->has_thread = true;
+	return err;
+}
+
+/* Links a new target (parked) and starts its thread; called with lock held. */
+static struct target *add_locked(tnfctl_handle_t *h, pid_t pid)
+{
+	struct target *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->h = h;
+	t->pid = pid;
+	t->state = T_PARKED;
+	if (spawn_thread(t)) {
+		free(t);
+		return NULL;
+	}
+	t->next = targets;
+	targets = t;
+	return t;
+}
+
+int target_start(tnfctl_handle_t *h, pid_t pid)
+{
+	struct target *t;
+
+	pthread_mutex_lock(&lock);
+	t = add_locked(h, pid);
+	pthread_mutex_unlock(&lock);
+	return t ? 0 : -1;
+}
+
+/* prex -f: a FORK gave a handle on the stopped child. */
+static void adopt(struct target *parent, tnfctl_handle_t *h, pid_t pid)
+{
+	tnfctl_errcode_t err;
+	struct target *t;
+
+	/*
+	 * The child's probes are copies of the parent's, already set: only
+	 * probes of objects it loads later need the history.
+	 */
+	history_no_replay = 1;
+	err = tnfctl_register_funcs(h, history_replay, NULL);
+	history_no_replay = 0;
+	if (err)
+		prex_msg("process %d: %s", (int)pid, tnfctl_strerror(err));
+	pthread_mutex_lock(&lock);
+	t = add_locked(h, pid);
+	pthread_mutex_unlock(&lock);
+	if (!t) {
+		prex_msg("process %d: cannot follow child %d; it runs on", (int)parent->pid,
+			 (int)pid);
+		tnfctl_close(h, TNFCTL_TARG_RESUME);
+		return;
+	}
+	prex_msg("process %d forked %d; following it", (int)parent->pid, (int)pid);
+}
+
+/* prex -f: the target exec'd; control the new image.  False if let go. */
+static bool reattach(struct target *t, const char *path)
+{
+	tnfctl_trace_attrs_t a;
+	tnfctl_errcode_t err;
+	tnfctl_handle_t *h;
+	char name[PATH_MAX + 32];
+	pid_t pid = t->pid;
+
+	if (tnfctl_trace_attrs_get(t->h, &a) == TNFCTL_ERR_NONE)
+		pid = a.targ_pid;
+	tnfctl_close(t->h, TNFCTL_TARG_SUSPEND);
+	t->h = NULL;
+	err = tnfctl_pid_open(pid, &h);
+	if (err) {
+		kill(pid, SIGCONT); /* end the stop SUSPEND left it in */
+		prex_msg("process %d exec'd %s; cannot follow the new image: %s", (int)pid, path,
+			 tnfctl_strerror(err));
+		return false;
+	}
+	t->h = h;
+	t->pid = pid;
+	t->nexec++;
+	if (t->nexec == 1)
+		snprintf(name, sizeof(name), "%s.%d", g_tracefile, (int)pid);
+	else
+		snprintf(name, sizeof(name), "%s.%d.%d", g_tracefile, (int)pid, t->nexec);
+	err = tnfctl_trace_attrs_get(h, &a);
+	if (!err && a.trace_buf_state == TNFCTL_BUF_NONE)
+		err = tnfctl_buffer_alloc(h, name, (uint_t)g_opt.size);
+	else if (!err && a.trace_file_name)
+		snprintf(name, sizeof(name), "%s", a.trace_file_name);
+	if (err) {
+		prex_msg("process %d exec'd %s; cannot create trace file %s: %s; it runs on",
+			 (int)pid, path, name, tnfctl_strerror(err));
+		tnfctl_close(h, TNFCTL_TARG_RESUME);
+		t->h = NULL;
+		return false;
+	}
+	/* a fresh image: the whole history applies to all its probes */
+	err = tnfctl_register_funcs(h, history_replay, NULL);
+	if (err)
+		prex_msg("process %d: %s", (int)pid, tnfctl_strerror(err));
+	prex_msg("process %d exec'd %s; tracing into %s", (int)pid, path, name);
+	return true;
+}
+
+static void *serve(void *arg)
+{
+	struct target *t = arg;
+	tnfctl_event_info_t info;
+	tnfctl_handle_t *child;
+	tnfctl_errcode_t err;
+	tnfctl_event_t evt;
+
+	for (;;) {
+		pthread_mutex_lock(&lock);
+		while (!running && !quitting) {
+			if (t->state != T_PARKED) {
+				t->state = T_PARKED;
+				wake_main();
+			}
+			pthread_cond_wait(&cond, &lock);
+		}
+		if (quitting) {
+			t->state = T_PARKED; /* main closes the handle */
+			pthread_mutex_unlock(&lock);
+			return NULL;
+		}
+		t->state = T_RUNNING;
+		pthread_mutex_unlock(&lock);
+
+		child = NULL;
+		err = tnfctl_continue(t->h, &evt, g_opt.follow ? &child : NULL);
+		if (err) {
+			prex_msg("cannot continue target %d: %s", (int)t->pid,
+				 tnfctl_strerror(err));
+			close_target(t, TNFCTL_TARG_DEFAULT);
+			break;
+		}
+		memset(&info, 0, sizeof(info));
+		tnfctl_event_info_get(t->h, &info);
+		if (evt == TNFCTL_EVENT_FORK && child) {
+			adopt(t, child, info.child_pid);
+		} else if (evt == TNFCTL_EVENT_EXEC) {
+			if (g_opt.follow) {
+				if (reattach(t, info.path))
+					continue;
+				break;
+			}
+			prex_msg("target process exec'd %s; resuming it", info.path);
+			close_target(t, TNFCTL_TARG_RESUME);
+			break;
+		} else if (evt == TNFCTL_EVENT_EXIT) {
+			if (g_opt.follow)
+				prex_msg("process %d exited (status %d)", (int)t->pid,
+					 info.exit_status);
+			else
+				prex_msg("target process exited");
+			close_target(t, TNFCTL_TARG_DEFAULT);
+			break;
+		} else if (evt == TNFCTL_EVENT_TARGGONE) {
+			if (g_opt.follow)
+				prex_msg("process %d ended without calling exit (signal %d)",
+					 (int)t->pid, info.term_signal);
+			else
+				prex_msg("target process ended without calling exit (signal %d)",
+					 info.term_signal);
+			close_target(t, TNFCTL_TARG_DEFAULT);
+			break;
+		}
+		/* EINTR, DLOPEN, DLCLOSE: loop (and park if stopping) */
+	}
+	finish(t);
+	return NULL;
+}
+
+int targets_run(void)
+{
+	struct pollfd pfd = {.fd = wake_fd[0], .events = POLLIN};
+	char buf[64];
+
+	pthread_mutex_lock(&lock);
+	got_sigint = 0;
+	running = true;
+	pthread_cond_broadcast(&cond);
+	pthread_mutex_unlock(&lock);
+	for (;;) {
+		struct target *t;
+		int live = 0, busy = 0;
+		bool stopping;
+
+		pthread_mutex_lock(&lock);
+		for (t = targets; t; t = t->next) {
+			live += t->state != T_DONE;
+			busy += t->state == T_RUNNING;
+		}
+		stopping = !running;
+		if (stopping)
+			for (t = targets; t; t = t->next)
+				if (t->state == T_RUNNING)
+					pthread_kill(t->thread, SIGUSR1);
+		pthread_mutex_unlock(&lock);
+		if (!live)
+			return 1;
+		if (stopping && !busy)
+			return 0;
+		if (poll(&pfd, 1, stopping ? KICK_MS : -1) < 0 && errno != EINTR) {
+			perror("prex: poll");
+			exit(1);
+		}
+		while (read(wake_fd[0], buf, sizeof(buf)) > 0)
+			;
+		if (got_sigint) {
+			got_sigint = 0;
+			pthread_mutex_lock(&lock);
+			running = false;
+			pthread_mutex_unlock(&lock);
+		}
+	}
+}
+
+int targets_count(void)
+{
+	struct target *t;
+	int n = 0;
+
+	pthread_mutex_lock(&lock);
+	for (t = targets; t; t = t->next)
+		n += t->state != T_DONE;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+/* Oldest first: the root, then its descendants in the order they came. */
+static int snapshot(struct target ***out)
+{
+	struct target *t, **v;
+	int n = 0, i;
+
+	pthread_mutex_lock(&lock);
+	for (t = targets; t; t = t->next)
+		n++;
+	v = calloc(n + 1, sizeof(*v));
+	if (!v) {
+		perror("prex");
+		exit(1);
+	}
+	i = n;
+	for (t = targets; t; t = t->next)
+		v[--i] = t;
+	pthread_mutex_unlock(&lock);
+	*out = v;
+	return n;
+}
+
+void targets_foreach(target_fn *fn, void *cd)
+{
+	struct target **v;
+	int i, n = snapshot(&v);
+
+	for (i = 0; i < n; i++) {
+		tnfctl_trace_attrs_t a;
+
+		if (v[i]->state == T_DONE)
+			continue;
+		if (tnfctl_trace_attrs_get(v[i]->h, &a))
+			a.trace_file_name = NULL;
+		fn(v[i]->h, v[i]->pid, a.trace_file_name, cd);
+	}
+	free(v);
+}
+
+void targets_check_broken(void)
+{
+	struct target **v;
+	int i, n = snapshot(&v);
+
+	for (i = 0; i < n; i++) {
+		tnfctl_trace_attrs_t a;
+
+		if (v[i]->state == T_DONE || tnfctl_trace_attrs_get(v[i]->h, &a))
+			continue;
+		if (a.trace_buf_state == TNFCTL_BUF_BROKEN)
+			printf("Tracing broke in process %d because of an internal error; "
+			       "restart prex and the target\n",
+			       (int)v[i]->pid);
+	}
+	free(v);
+}
+
+int targets_close(tnfctl_targ_op_t op)
+{
+	struct target **v;
+	int i, n, rc = 0;
+
+	pthread_mutex_lock(&lock);
+	quitting = true;
+	pthread_cond_broadcast(&cond);
+	pthread_mutex_unlock(&lock);
+	n = snapshot(&v);
+	for (i = 0; i < n; i++)
+		if (v[i]->has_thread)
+			pthread_join(v[i]->thread, NULL);
+	for (i = 0; i < n; i++) {
+		tnfctl_errcode_t err;
+
+		if (v[i]->state == T_DONE || !v[i]->h)
+			continue;
+		err = tnfctl_close(v[i]->h, op);
+		if (err) {
+			prex_msg("trouble quitting: %s", tnfctl_strerror(err));
+			rc = 1;
+		}
+	}
+	free(v);
+	return rc || close_errors;
+}
