@@ -62,34 +62,34 @@ static pid_t mem_tid(struct tnfctl_handle *h)
 	return h->pr.mem_tid = t;
 }
 
-static int direct_read(void *p, uintptr_t addr, void *buf, size_t len)
+static ssize_t vm_rw(pid_t t, uintptr_t addr, void *buf, size_t len, bool wr)
 {
-	struct tnfctl_handle *h = p;
 	struct iovec l = {.iov_base = buf, .iov_len = len};
 	struct iovec r = {.iov_base = (void *)addr, .iov_len = len};
+
+	return wr ? process_vm_writev(t, &l, 1, &r, 1, 0) : process_vm_readv(t, &l, 1, &r, 1, 0);
+}
+
+static int direct_rw(struct tnfctl_handle *h, uintptr_t addr, void *buf, size_t len, bool wr)
+{
 	pid_t t = h->pr.mem_tid ? h->pr.mem_tid : h->pid;
 
-	if (process_vm_readv(t, &l, 1, &r, 1, 0) == (ssize_t)len)
+	if (vm_rw(t, addr, buf, len, wr) == (ssize_t)len)
 		return 0;
 	t = mem_tid(h);
-	if (process_vm_readv(t, &l, 1, &r, 1, 0) == (ssize_t)len)
+	if (vm_rw(t, addr, buf, len, wr) == (ssize_t)len)
 		return 0;
-	return mem_fallback(t, addr, buf, len, false);
+	return mem_fallback(t, addr, buf, len, wr);
+}
+
+static int direct_read(void *p, uintptr_t addr, void *buf, size_t len)
+{
+	return direct_rw(p, addr, buf, len, false);
 }
 
 static int direct_write(void *p, uintptr_t addr, void *buf, size_t len)
 {
-	struct tnfctl_handle *h = p;
-	struct iovec l = {.iov_base = buf, .iov_len = len};
-	struct iovec r = {.iov_base = (void *)addr, .iov_len = len};
-	pid_t t = h->pr.mem_tid ? h->pr.mem_tid : h->pid;
-
-	if (process_vm_writev(t, &l, 1, &r, 1, 0) == (ssize_t)len)
-		return 0;
-	t = mem_tid(h);
-	if (process_vm_writev(t, &l, 1, &r, 1, 0) == (ssize_t)len)
-		return 0;
-	return mem_fallback(t, addr, buf, len, true);
+	return direct_rw(p, addr, buf, len, true);
 }
 
 static pid_t direct_getpid(void *p)
