@@ -725,7 +725,8 @@ static int same_value(const char *ctf, const char *cooked)
 	char *e1, *e2;
 	double a, b;
 
-	if (!strcmp(ctf, cooked))
+	/* babeltrace2 prints hex digits in upper case */
+	if (!strcmp(ctf, cooked) || (!strncmp(ctf, "0x", 2) && !strcasecmp(ctf, cooked)))
 		return 1;
 	a = strtod(ctf, &e1);
 	b = strtod(cooked, &e2);

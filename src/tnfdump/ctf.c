@@ -37,7 +37,7 @@
 #define CTF_MAGIC	  0xC1FC1FC1u
 #define CTF_PACKET_BYTES  (1u << 20) /* content per packet, before the last event */
 #define CTF_PACKET_HEADER 40	     /* magic, stream_id, 4 x u64 of context */
-#define CTF_MAX_FIELDS	  4096	     /* distinct names checked per struct */
+#define CTF_MAX_FIELDS	  65536	     /* fields of one struct */
 
 /* A growable byte buffer. */
 struct buf {
@@ -93,11 +93,20 @@ struct ctf_row {
 	size_t len;
 };
 
+/* The class of an event type of the file being read. */
+struct ctf_seen {
+	const struct tnf_type *type;
+	uint32_t id;
+};
+
 struct ctf_trace {
 	char *dir;
 	int dirfd;
 	struct ctf_class *classes;
 	size_t nclasses;
+	/* types live as long as their file's handle: emptied at its end */
+	struct ctf_seen *seen;
+	size_t nseen;
 	struct ctf_row *rows;
 	size_t n;
 	size_t cap;
@@ -188,7 +197,7 @@ static struct tnf_datum type_datum(const struct tnf_type *t)
 
 /* Field names of one struct, to keep them distinct. */
 struct names {
-	char *v[CTF_MAX_FIELDS];
+	char **v;
 	unsigned n;
 };
 
@@ -196,6 +205,7 @@ static void names_free(struct names *nm)
 {
 	while (nm->n)
 		free(nm->v[--nm->n]);
+	free(nm->v);
 }
 
 static bool names_has(const struct names *nm, const char *s)
@@ -215,7 +225,7 @@ static bool names_has(const struct names *nm, const char *s)
 static char *field_name(struct names *nm, const char *name, const char *suffix)
 {
 	size_t i, len = strlen(name);
-	char *s, *t;
+	char *s, *t, **nv;
 	unsigned k;
 
 	s = malloc(len + strlen(suffix) + 2);
@@ -243,10 +253,12 @@ static char *field_name(struct names *nm, const char *name, const char *suffix)
 		}
 		free(t);
 	}
-	if (nm->n == CTF_MAX_FIELDS) {
+	nv = nm->n < CTF_MAX_FIELDS ? realloc(nm->v, (nm->n + 1) * sizeof(*nm->v)) : NULL;
+	if (!nv) {
 		free(s);
 		return NULL;
 	}
+	nm->v = nv;
 	nm->v[nm->n++] = s;
 	return s;
 }
@@ -332,22 +344,18 @@ static int decl_fields(FILE *m, struct tnf_file *f, const struct tnf_type *t, un
 {
 	struct tnf_datum d = type_datum(t);
 	unsigned i, n = tnf_slot_count(d);
+	struct names nm = {NULL, 0};
 	const struct tnf_type *st;
-	struct names *nm;
 	int err = 0;
 
-	nm = calloc(1, sizeof(*nm));
-	if (!nm)
-		return -TNF_ERR_NOMEM;
 	for (i = from; !err && i < n; i++) {
 		if (!strcmp(tnf_slot_name(d, i), "tnf_tag"))
 			continue;
 		err = slot_type(f, t, i, &st);
 		if (!err)
-			err = decl_slot(m, f, st, nm, tnf_slot_name(d, i), depth);
+			err = decl_slot(m, f, st, &nm, tnf_slot_name(d, i), depth);
 	}
-	names_free(nm);
-	free(nm);
+	names_free(&nm);
 	return err;
 }
 
@@ -489,8 +497,8 @@ static int put_fields(struct buf *b, struct tnf_file *f, const struct tnf_type *
 }
 
 /* The id of the class of @ev's probe name and payload layout (added). */
-static int class_of(struct ctf_trace *c, struct tnf_file *f, const struct tnf_event *ev,
-		    uint32_t *id)
+static int new_class_of(struct ctf_trace *c, struct tnf_file *f, const struct tnf_event *ev,
+			uint32_t *id)
 {
 	struct ctf_class *v;
 	char *fields = NULL;
@@ -523,6 +531,39 @@ static int class_of(struct ctf_trace *c, struct tnf_file *f, const struct tnf_ev
 	v[c->nclasses].fields = fields;
 	*id = (uint32_t)c->nclasses++;
 	return 0;
+}
+
+/* class_of() through the classes already found for this file's types. */
+static int class_of(struct ctf_trace *c, struct tnf_file *f, const struct tnf_event *ev,
+		    uint32_t *id)
+{
+	struct ctf_seen *v;
+	size_t i;
+	int err;
+
+	for (i = 0; i < c->nseen; i++) {
+		if (c->seen[i].type == ev->record.type) {
+			*id = c->seen[i].id;
+			return 0;
+		}
+	}
+	err = new_class_of(c, f, ev, id);
+	if (err)
+		return err;
+	v = realloc(c->seen, (c->nseen + 1) * sizeof(*v));
+	if (!v)
+		return -TNF_ERR_NOMEM;
+	c->seen = v;
+	v[c->nseen].type = ev->record.type;
+	v[c->nseen++].id = *id;
+	return 0;
+}
+
+void ctf_file_end(struct ctf_trace *c)
+{
+	free(c->seen);
+	c->seen = NULL;
+	c->nseen = 0;
 }
 
 static struct ctf_row *new_row(struct ctf_trace *c)
@@ -640,6 +681,7 @@ void ctf_free(struct ctf_trace *c)
 	}
 	free(c->rows);
 	free(c->classes);
+	free(c->seen);
 	free(c->dir);
 	if (c->dirfd >= 0)
 		close(c->dirfd);

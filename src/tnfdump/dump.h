@@ -42,7 +42,6 @@ void json_free(struct json_trace *j);
 int json_record(struct json_trace *j, struct tnf_file *f, struct tnf_datum rec);
 /* Metadata, then the events sorted by time; @files go to otherData. */
 int json_print(struct json_trace *j, FILE *out, char *const files[], int nfiles);
-void json_string(FILE *out, const char *s, size_t n);
 
 /* ctf.c: --format=ctf DIR, a CTF 1.8 trace of the events */
 struct ctf_trace;
@@ -50,6 +49,8 @@ struct ctf_trace;
 int ctf_new(const char *dir, struct ctf_trace **out);
 void ctf_free(struct ctf_trace *c);
 int ctf_record(struct ctf_trace *c, struct tnf_file *f, struct tnf_datum rec);
+/* Before the file ctf_record() read is closed (forgets its types). */
+void ctf_file_end(struct ctf_trace *c);
 /* Writes the metadata and stream files; 0, or 1 after a message. */
 int ctf_write(struct ctf_trace *c);
 

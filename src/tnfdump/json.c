@@ -94,7 +94,7 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 }
 
 /* A JSON string: control characters escaped, invalid UTF-8 as U+FFFD. */
-void json_string(FILE *out, const char *str, size_t n)
+static void json_string(FILE *out, const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i = 0, len;

@@ -157,6 +157,8 @@ static int dump_file(const char *path, const struct options *o)
 	}
 	if (err)
 		file_error(path, err, f);
+	if (o->format == FMT_CTF)
+		ctf_file_end(o->ctf);
 	tnf_close(f);
 	return err ? 1 : 0;
 }
