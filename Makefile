@@ -157,6 +157,8 @@ install: all
 		-L$(B) -ltnfctl -lpthread -Wl,-rpath,$(LIBDIR)
 	$(CC) $(CFLAGS) -o $(DESTDIR)$(BINDIR)/tnftrace examples/tnftrace.c \
 		-L$(B) -ltnfctl -lpthread -Wl,-rpath,$(LIBDIR)
+	$(CC) -o $(DESTDIR)$(BINDIR)/prex $(PREX_OBJS) -L$(B) -ltnfctl -ledit -lpthread \
+		-Wl,-rpath,$(LIBDIR)
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
 	install -m 0644 $(MAN1_PAGES) $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(MAN3_PAGES) $(DESTDIR)$(MANDIR)/man3/
@@ -168,7 +170,8 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libtnfprobe.so.1 $(DESTDIR)$(LIBDIR)/libtnfprobe.so \
 		$(DESTDIR)$(INCDIR)/tnf/tnfctl.h $(DESTDIR)$(INCDIR)/tnf/probe.h \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/tnfctl.pc \
-		$(DESTDIR)$(BINDIR)/tnfdump $(DESTDIR)$(BINDIR)/tnfctl-follow $(DESTDIR)$(BINDIR)/tnftrace
+		$(DESTDIR)$(BINDIR)/tnfdump $(DESTDIR)$(BINDIR)/tnfctl-follow $(DESTDIR)$(BINDIR)/tnftrace \
+		$(DESTDIR)$(BINDIR)/prex
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1_PAGES)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3_PAGES)))
 	if [ -d $(DESTDIR)$(INCDIR)/tnf ]; then rmdir --ignore-fail-on-non-empty $(DESTDIR)$(INCDIR)/tnf; fi
