@@ -507,7 +507,7 @@ static const char consumer_src[] =
 static void test_install_and_consumer(void **state)
 {
 	static char out[OUT_MAX];
-	static const char *const linked[] = {"tnfctl-follow", "tnftrace"};
+	static const char *const linked[] = {"tnfctl-follow", "tnftrace", "prex"};
 	char flags[4096], want[PATH_MAX + 64], path[PATH_MAX], version[64] = "", *p;
 	int fd, i;
 
@@ -594,7 +594,7 @@ static void test_install_and_consumer(void **state)
 	if (run(out, sizeof(out), "'%s/usr/local/bin/tnfdump' --help 2>&1", staging))
 		fail_msg("installed tnfdump --help: %s", out);
 	/* they find libtnfctl where it is installed: rpath /usr/local/lib, not the build dir */
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 3; i++) {
 		if (run(out, sizeof(out), "readelf -d '%s/usr/local/bin/%s' 2>&1", staging,
 			linked[i]))
 			fail_msg("readelf -d %s: %s", linked[i], out);
