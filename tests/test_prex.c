@@ -780,6 +780,21 @@ static void test_attach_tracefile(void **state)
 	prex_close_fds(x);
 	tl_send(p, "tracer");
 	tl_expect(p, "tracer 0");
+
+	/* a process without libtnfprobe.so.1: the hint, status 1, left running */
+	p = tl_start_target(probes_prog, 0);
+	snprintf(pidstr, sizeof(pidstr), "%d", p->pid);
+	opts[2] = NULL;
+	x = prex_spawn(opts, false, NULL, tmp);
+	close(x->in_w);
+	assert_int_equal(prex_wait(x), 1);
+	rd_rest(&x->err, err, sizeof(err));
+	assert_non_null(strstr(err, "prex: trouble attaching to target process: "));
+	assert_non_null(strstr(err, "is libtnfprobe.so.1 loaded in the target (LD_PRELOAD)?"));
+	close(x->out.fd);
+	close(x->err.fd);
+	tl_send(p, "tracer");
+	tl_expect(p, "tracer 0");
 }
 
 /* help, help <command>, help <topic>, and an unknown topic. */

@@ -110,8 +110,9 @@ static const struct help topics[] = {
 		      "   the second on), and the whole history is applied to all its probes;\n"
 		      " - commands apply to every process stopped at the prompt; list probes\n"
 		      "   and list tracefile show each process under its pid;\n"
-		      " - ^C stops every process; quit closes every one (plain quit kills the\n"
-		      "   one prex started and resumes the others);\n"
+		      " - ^C stops every process; quit closes every one (plain quit kills a\n"
+		      "   process prex started itself and resumes the others: children, and\n"
+		      "   images re-attached after an exec);\n"
 		      " - prex ends when every followed process has ended.\n"
 		      "A process that cannot be re-attached after an exec (for example, one\n"
 		      "without libtnfprobe.so.1) is let go with a message.\n"},
