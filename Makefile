@@ -50,6 +50,17 @@ $(B)/tnfctl.bpf.o: bpf/tnfctl.bpf.c bpf/tnfctl_events.h vmlinux/$(ARCH)/vmlinux.
 $(B)/tnfctl.skel.h: $(B)/tnfctl.bpf.o
 	$(BPFTOOL) gen skeleton $< name tnfctl_bpf > $@.tmp && mv $@.tmp $@
 
+# Passive tree watching (watch.c): its own object and skeleton.
+$(B)/watch.bpf.o: bpf/watch.bpf.c bpf/watch_events.h vmlinux/$(ARCH)/vmlinux.h
+	@mkdir -p $(B)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+		-Ivmlinux/$(ARCH) -Ibpf -c $< -o $@
+
+$(B)/watch.skel.h: $(B)/watch.bpf.o
+	$(BPFTOOL) gen skeleton $< name tnfctl_watch_bpf > $@.tmp && mv $@.tmp $@
+
+$(B)/src/libtnfctl/watch.o $(B)/src/libtnfctl/watch_tree.o: $(B)/watch.skel.h
+
 $(B)/libtnfctl.so.1: $(CTL_OBJS) src/libtnfctl/libtnfctl.map
 	$(CC) -shared -Wl,-soname,libtnfctl.so.1 -Wl,--version-script=src/libtnfctl/libtnfctl.map \
 		-Wl,-z,defs -o $@ $(CTL_OBJS) $(LIBS_CTL)

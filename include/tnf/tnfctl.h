@@ -537,6 +537,140 @@ tnfctl_errcode_t tnfctl_event_info_get(tnfctl_handle_t *hndl, tnfctl_event_info_
  */
 uint64_t tnfctl_events_lost(void);
 
+/*
+ * ---------------------------------------------------------------------
+ * Passive tree watching (Linux extension, not in Solaris).
+ *
+ * A watch observes every fork, exec, exit, dlopen and dlclose of a whole
+ * process tree and never stops anything: no ptrace, no signal, no handle.
+ * The tree is the root and all its descendants: those alive at open (found
+ * in /proc) and every process any of them creates later (added by the
+ * kernel at fork, before the child runs).  A watch never reports a process
+ * outside its tree, and never one the caller could not ptrace: the root
+ * must pass the kernel's ptrace access check for the caller, and without
+ * CAP_SYS_PTRACE a process stops being watched when it execs a setuid or
+ * setgid image.  A process whose parent exited before the open was
+ * reparented and is not part of the tree.
+ *
+ * The watch lives in the calling process (its own BPF object, maps and ring
+ * buffer; no tracer helper), so it needs what the BPF side of every open
+ * needs (root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE) and a kernel with
+ * the bpf_task_from_pid kfunc (6.2 and later).  Watches are independent of
+ * each other and of the handles of the stopping API; one thread at a time
+ * per watch.  Every descriptor it opens is close-on-exec.
+ *
+ * Delivery is batched: the kernel wakes the consumer only when a quarter of
+ * the ring buffer is unread or when a record follows a quiet period, and
+ * the consumer's own timer collects what was written in between.  While a
+ * caller waits in tnfctl_watch_next() (or polls tnfctl_watch_fd()), every
+ * event is delivered at most TNFCTL_WATCH_DELAY_MS (10 ms by default;
+ * environment TNFCTL_WATCH_DELAY_MS=1..1000 at open) after it happened,
+ * plus scheduling latency.
+ *
+ * Environment, read at open:
+ *   TNFCTL_WATCH_RINGBUF  ring buffer size in bytes (rounded up to a power
+ *                         of two, 4096 to 1 GiB; default 1 MiB, about 18000
+ *                         FORK or EXIT records or 2400 EXEC records)
+ *   TNFCTL_WATCH_DELAY_MS the delivery bound above
+ * ---------------------------------------------------------------------
+ */
+#define TNFCTL_WATCH_DELAY_MS 10
+
+/* Flags of tnfctl_watch_open() and tnfctl_watch_exec(). */
+#define TNFCTL_WATCH_DL 0x1u /* also report dlopen() and dlclose() calls */
+
+typedef struct tnfctl_watch tnfctl_watch_t;
+
+typedef enum {
+	TNFCTL_WATCH_FORK = 1, /* @pid created process @child_pid (fork, vfork, clone) */
+	TNFCTL_WATCH_EXEC,     /* @pid exec'd @path (argv[0] @argv0), from thread @tid */
+	TNFCTL_WATCH_EXIT,     /* @pid ended: @exit_status, or @term_signal */
+	TNFCTL_WATCH_DLOPEN,   /* a dlopen(@path) of @pid succeeded */
+	TNFCTL_WATCH_DLCLOSE,  /* a dlclose() of @path in @pid succeeded */
+	TNFCTL_WATCH_LOST,     /* records were lost: @lost, @untracked */
+	TNFCTL_WATCH_END       /* every process of the tree has ended; nothing follows */
+} tnfctl_watch_kind_t;
+
+typedef struct tnfctl_watch_event {
+	tnfctl_watch_kind_t kind;
+	pid_t pid;	    /* process (tgid) */
+	pid_t tid;	    /* thread (EXEC: the thread that called execve; EXIT: the last) */
+	pid_t ppid;	    /* @pid's parent at the time of the event */
+	uint64_t seq;	    /* kernel sequence number; a hole is a lost record */
+	uint64_t time_ns;   /* CLOCK_MONOTONIC when it happened, ns (LOST, END: when seen) */
+	pid_t child_pid;    /* FORK: the new process, already watched */
+	int exit_status;    /* EXIT: the status passed to exit (0-255), -1 if signalled */
+	int term_signal;    /* EXIT: the signal that ended it, else 0 */
+	int core_dumped;    /* EXIT: 1 if it dumped core */
+	uint64_t lost;	    /* LOST: records the ring buffer had no room for, since the last LOST */
+	uint64_t untracked; /* LOST: children not watched (tracked map full), since the last */
+	char path[4096];    /* EXEC: filename given to execve; DLOPEN: the name given to
+			       dlopen; DLCLOSE: the object's name; "" otherwise (at most 255
+			       bytes are captured) */
+	char argv0[256];    /* EXEC: argv[0] of the new image (at most 127 bytes) */
+} tnfctl_watch_event_t;
+
+/*
+ * tnfctl_watch_open - watch @root and all its descendants, without stopping.
+ * @root: a process the caller may ptrace (the caller itself included).
+ * @flags: 0 or TNFCTL_WATCH_DL.
+ * @w: receives the watch (caller-owned; free with tnfctl_watch_close).
+ * Events happen from the return on (nothing from before the open).
+ * Errors: BADARG (NULL @w, unknown flags), NOPROCESS (@root <= 0 or no such
+ * process), ACCES (no right to trace @root, or no BPF), ALLOCFAIL, INTERNAL.
+ */
+tnfctl_errcode_t tnfctl_watch_open(pid_t root, unsigned int flags, tnfctl_watch_t **w);
+
+/*
+ * tnfctl_watch_exec - start a command and watch it from its exec on.
+ * @pgm: looked up on $PATH when it holds no '/'; @argv: its arguments
+ * (NULL-terminated, argv[0] included); @envp: its environment, or NULL for
+ * the caller's.  @flags, @w: as for tnfctl_watch_open.  @pid: receives the
+ * command's pid.  The command is forked in its own process group, held
+ * before execve until the watch is in place, then released, so the first
+ * event is its EXEC.  It is the caller's child: the caller reaps it
+ * (waitpid) and may signal it; the watch never does.  If execve fails the
+ * child exits with status 127 (an EXIT with no EXEC).
+ * Errors: BADARG, FILENOTFOUND (not found), ACCES (not executable, or no
+ * BPF), ALLOCFAIL, INTERNAL.  On error no process is left.
+ */
+tnfctl_errcode_t tnfctl_watch_exec(const char *pgm, char *const argv[], char *const envp[],
+				   unsigned int flags, tnfctl_watch_t **w, pid_t *pid);
+
+/*
+ * tnfctl_watch_next - the next event, in the order the kernel wrote them.
+ * @ev: filled when 1 is returned (caller-owned).  @timeout_ms: how long to
+ * wait; 0 does not wait, -1 waits for ever.
+ * Returns 1 with an event, 0 if none came within @timeout_ms or a signal
+ * interrupted the wait, or a negative tnfctl_errcode_t (-TNFCTL_ERR_BADARG,
+ * -TNFCTL_ERR_INTERNAL).  Records lost are reported in the stream by a LOST
+ * event after the records delivered with them (the holes in @seq show where).
+ * Once the last process of the tree has ended and every record is
+ * delivered, END is returned, and returned again by every later call.
+ */
+int tnfctl_watch_next(tnfctl_watch_t *w, tnfctl_watch_event_t *ev, int timeout_ms);
+
+/*
+ * tnfctl_watch_fd - a descriptor that polls readable (POLLIN) when
+ * tnfctl_watch_next() has something to return, for poll/epoll.  Call
+ * tnfctl_watch_next(w, ev, 0) until it returns 0, then poll again; the
+ * delivery bound holds this way too.  Owned by the watch (do not close).
+ */
+int tnfctl_watch_fd(tnfctl_watch_t *w);
+
+/*
+ * tnfctl_watch_lost - records lost so far on @w: the ring buffer's reserve
+ * failures plus children that could not be watched (tracked map full), as
+ * last read (LOST events carry the same counts as they arise).
+ */
+uint64_t tnfctl_watch_lost(tnfctl_watch_t *w);
+
+/*
+ * tnfctl_watch_close - detach every probe and free @w (NULL is accepted).
+ * Kills, stops and reaps nothing: the tree runs on unwatched.
+ */
+void tnfctl_watch_close(tnfctl_watch_t *w);
+
 #ifdef __cplusplus
 }
 #endif

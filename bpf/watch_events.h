@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Layout shared by bpf/watch.bpf.c and src/libtnfctl/watch.c: passive tree
+ * watching (tnfctl_watch_*).  Independent of tnfctl_events.h: a watch has
+ * its own BPF object, maps and ring buffer, and never stops anything.
+ */
+#ifndef TNFCTL_WATCH_EVENTS_H
+#define TNFCTL_WATCH_EVENTS_H
+
+#define TNF_WATCH_PATH_MAX 256
+#define TNF_WATCH_ARG_MAX  128
+
+/* Record kinds in the ring buffer. */
+enum tnf_wrec_kind {
+	TNF_WREC_FORK = 1,
+	TNF_WREC_EXEC,
+	TNF_WREC_EXIT,
+	TNF_WREC_DLOPEN,
+	TNF_WREC_DLCLOSE,
+};
+
+/* Indexes of the per-CPU `lost` counters. */
+enum tnf_wlost {
+	TNF_WLOST_RECORDS,   /* ring buffer full: a record could not be reserved */
+	TNF_WLOST_UNTRACKED, /* tracked map full: a fork child is not followed */
+	TNF_WLOST_NR,
+};
+
+/* Value of the tracked map (key: tgid). */
+struct tnf_watch_proc {
+	unsigned int flags; /* reserved */
+	unsigned int pad;
+};
+
+/*
+ * Every record starts with this header.  FORK and EXIT records are just the
+ * header; EXEC, DLOPEN and DLCLOSE are a struct tnf_wrec_str.
+ */
+struct tnf_wrec {
+	unsigned long long seq;	    /* taken before the reserve: a lost record is a hole */
+	unsigned long long time_ns; /* bpf_ktime_get_ns: CLOCK_MONOTONIC */
+	unsigned int kind;
+	int tgid;
+	int tid;       /* thread that did it (EXEC: the thread that called execve) */
+	int ptgid;     /* parent's tgid at the time of the event */
+	int child;     /* FORK: child tgid */
+	int exit_code; /* EXIT: kernel exit code (status << 8 | core 0x80 | signal) */
+};
+
+struct tnf_wrec_str {
+	struct tnf_wrec h;
+	char path[TNF_WATCH_PATH_MAX]; /* EXEC: filename given to execve; DL*: object */
+	char arg0[TNF_WATCH_ARG_MAX];  /* EXEC: argv[0] of the new image */
+};
+
+/* Per-tid dlopen/dlclose argument, saved at the entry of the call. */
+struct tnf_watch_dl {
+	char path[TNF_WATCH_PATH_MAX];
+};
+
+/* In/out of the add_proc syscall program (user space adds existing processes). */
+struct tnf_watch_add {
+	int pid;  /* tgid to add */
+	int ppid; /* its parent must be this tracked tgid (0: no check, the root) */
+	int ret;  /* 0 added, -ESRCH gone or not a child of ppid, -EEXIST, -ENOSPC, -ENOSYS */
+	int pad;
+};
+
+#endif

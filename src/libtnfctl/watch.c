@@ -1,0 +1,539 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Passive tree watching (tnfctl_watch_*): loads one BPF object per watch
+ * (bpf/watch.bpf.c), drains its ring buffer in batches and hands the records
+ * out one by one.  Nothing here stops or signals a process.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "internal.h"
+#include "watch.h"
+#include "watch.skel.h"
+
+#define RING_MIN     4096ull
+#define RING_MAX     (1ull << 30)
+#define RING_DEFAULT (1ull << 20)
+
+/* A LOST or END in the queue, among the kernel's records. */
+enum {
+	PSEUDO_LOST = 0x100,
+	PSEUDO_END
+};
+struct pseudo {
+	struct tnf_wrec h;
+	uint64_t lost[TNF_WLOST_NR];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t env_u64(const char *name, uint64_t def, uint64_t min, uint64_t max)
+{
+	const char *s = getenv(name);
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return def;
+	return v < min ? min : v > max ? max : v;
+}
+
+static uint64_t ring_size(void)
+{
+	uint64_t want = env_u64("TNFCTL_WATCH_RINGBUF", RING_DEFAULT, RING_MIN, RING_MAX), s;
+
+	for (s = RING_MIN; s < want; s <<= 1)
+		;
+	return s;
+}
+
+/* Does this kernel's sched_process_exit tracepoint pass group_dead (6.16+)? */
+static bool exit_has_group_dead(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	int id;
+	bool ok = false;
+
+	if (!btf)
+		return false;
+	id = btf__find_by_name_kind(btf, "btf_trace_sched_process_exit", BTF_KIND_TYPEDEF);
+	if (id > 0) {
+		t = btf__type_by_id(btf, id);
+		t = t ? btf__type_by_id(btf, t->type) : NULL; /* pointer */
+		t = t ? btf__type_by_id(btf, t->type) : NULL; /* func proto */
+		ok = t && btf_is_func_proto(t) && btf_vlen(t) == 3;
+	}
+	btf__free(btf);
+	return ok;
+}
+
+static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_WARN && getenv("TNFCTL_DEBUG"))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+/* Append one record (or pseudo record) to the queue. */
+static int q_push(struct tnfctl_watch *w, const void *data, uint32_t len)
+{
+	size_t need = 8 + ((len + 7) & ~7u);
+	unsigned char *nq;
+
+	if (w->qhead == w->qtail)
+		w->qhead = w->qtail = 0;
+	if (w->qtail + need > w->qcap) {
+		if (w->qhead) { /* compact first */
+			memmove(w->q, w->q + w->qhead, w->qtail - w->qhead);
+			w->qtail -= w->qhead;
+			w->qhead = 0;
+		}
+		if (w->qtail + need > w->qcap) {
+			size_t cap = w->qcap ? w->qcap : 65536;
+
+			while (w->qtail + need > cap)
+				cap *= 2;
+			nq = realloc(w->q, cap);
+			if (!nq)
+				return -ENOMEM;
+			w->q = nq;
+			w->qcap = cap;
+		}
+	}
+	memcpy(w->q + w->qtail, &len, sizeof(len));
+	memcpy(w->q + w->qtail + 8, data, len);
+	w->qtail += need;
+	return 0;
+}
+
+/*
+ * Old kernels (no group_dead): two threads leaving at once may both report
+ * their process's exit.  A tgid that exited is not reused before it is
+ * reaped, so a second EXIT with no FORK of that tgid in between is a double.
+ */
+static bool double_exit(struct tnfctl_watch *w, const struct tnf_wrec *r)
+{
+	unsigned int i, n = w->nrecent < 16 ? w->nrecent : 16;
+
+	if (r->kind == TNF_WREC_FORK) {
+		for (i = 0; i < n; i++)
+			if (w->recent_exit[i] == r->child)
+				w->recent_exit[i] = 0;
+		return false;
+	}
+	if (r->kind != TNF_WREC_EXIT)
+		return false;
+	for (i = 0; i < n; i++)
+		if (w->recent_exit[i] == r->tgid)
+			return true;
+	w->recent_exit[w->nrecent++ % 16] = r->tgid;
+	return false;
+}
+
+static int on_record(void *ctx, void *data, size_t len)
+{
+	struct tnfctl_watch *w = ctx;
+	const struct tnf_wrec *r = data;
+
+	if (len < sizeof(*r))
+		return 0;
+	if (w->legacy_exit && double_exit(w, r))
+		return 0;
+	/* A new image may map a libc not probed yet (best effort: it may not be mapped yet). */
+	if (r->kind == TNF_WREC_EXEC && (w->flags & TNFCTL_WATCH_DL))
+		tnf_watch_attach_libc_of(w, r->tgid);
+	return q_push(w, data, len);
+}
+
+static void read_lost(struct tnfctl_watch *w, uint64_t tot[TNF_WLOST_NR])
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(w->skel->maps.lost), c;
+	uint64_t *vals;
+	uint32_t k;
+
+	memset(tot, 0, TNF_WLOST_NR * sizeof(*tot));
+	vals = ncpu > 0 ? calloc(ncpu, sizeof(*vals)) : NULL;
+	if (!vals)
+		return;
+	for (k = 0; k < TNF_WLOST_NR; k++)
+		if (bpf_map_lookup_elem(fd, &k, vals) == 0)
+			for (c = 0; c < ncpu; c++)
+				tot[k] += vals[c];
+	free(vals);
+}
+
+/* Queue a LOST after what was drained, if anything new was lost. */
+static int note_lost(struct tnfctl_watch *w)
+{
+	struct pseudo p = {.h.kind = PSEUDO_LOST};
+	uint64_t tot[TNF_WLOST_NR];
+	bool any = false;
+	int k;
+
+	read_lost(w, tot);
+	for (k = 0; k < TNF_WLOST_NR; k++) {
+		p.lost[k] = tot[k] - w->lost_reported[k];
+		any |= p.lost[k] != 0;
+	}
+	if (!any)
+		return 0;
+	p.h.time_ns = now_ns();
+	memcpy(w->lost_reported, tot, sizeof(tot));
+	return q_push(w, &p, sizeof(p));
+}
+
+static bool tree_empty(struct tnfctl_watch *w)
+{
+	uint32_t key;
+
+	return bpf_map_get_next_key(bpf_map__fd(w->skel->maps.tracked), NULL, &key) &&
+	       errno == ENOENT;
+}
+
+/* Move what the ring holds to the queue; notice the end of the tree. */
+static int drain(struct tnfctl_watch *w)
+{
+	struct pseudo end = {.h.kind = PSEUDO_END};
+	bool empty;
+	int n;
+
+	if (w->ended)
+		return 0;
+	n = ring_buffer__consume(w->rb);
+	if (n < 0)
+		return n;
+	if (n > 0 || w->qhead != w->qtail)
+		return note_lost(w);
+	/* The last EXIT is submitted before its tgid leaves the map. */
+	empty = tree_empty(w);
+	n = ring_buffer__consume(w->rb);
+	if (n < 0 || (n = note_lost(w)) < 0)
+		return n;
+	if (empty) {
+		w->ended = true;
+		end.h.time_ns = now_ns();
+		return q_push(w, &end, sizeof(end));
+	}
+	return 0;
+}
+
+static void copy_str(char *dst, size_t size, const char *src, size_t srcmax)
+{
+	size_t n = strnlen(src, srcmax);
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+static void to_event(const struct tnf_wrec *r, uint32_t len, tnfctl_watch_event_t *ev)
+{
+	const struct tnf_wrec_str *s = (const void *)r;
+	const struct pseudo *p = (const void *)r;
+
+	ev->pid = r->tgid;
+	ev->tid = r->tid;
+	ev->ppid = r->ptgid;
+	ev->seq = r->seq;
+	ev->time_ns = r->time_ns;
+	ev->child_pid = 0;
+	ev->exit_status = 0;
+	ev->term_signal = 0;
+	ev->core_dumped = 0;
+	ev->lost = ev->untracked = 0;
+	ev->path[0] = ev->argv0[0] = '\0';
+	switch (r->kind) {
+	case TNF_WREC_FORK:
+		ev->kind = TNFCTL_WATCH_FORK;
+		ev->child_pid = r->child;
+		break;
+	case TNF_WREC_EXIT:
+		ev->kind = TNFCTL_WATCH_EXIT;
+		ev->term_signal = r->exit_code & 0x7f;
+		ev->core_dumped = !!(r->exit_code & 0x80);
+		ev->exit_status = ev->term_signal ? -1 : (r->exit_code >> 8) & 0xff;
+		break;
+	case TNF_WREC_EXEC:
+	case TNF_WREC_DLOPEN:
+	case TNF_WREC_DLCLOSE:
+		ev->kind = r->kind == TNF_WREC_EXEC	? TNFCTL_WATCH_EXEC
+			   : r->kind == TNF_WREC_DLOPEN ? TNFCTL_WATCH_DLOPEN
+							: TNFCTL_WATCH_DLCLOSE;
+		if (len >= sizeof(*s)) {
+			copy_str(ev->path, sizeof(ev->path), s->path, sizeof(s->path));
+			copy_str(ev->argv0, sizeof(ev->argv0), s->arg0, sizeof(s->arg0));
+		}
+		break;
+	case PSEUDO_LOST:
+		ev->kind = TNFCTL_WATCH_LOST;
+		ev->lost = p->lost[TNF_WLOST_RECORDS];
+		ev->untracked = p->lost[TNF_WLOST_UNTRACKED];
+		break;
+	default:
+		ev->kind = TNFCTL_WATCH_END;
+		break;
+	}
+}
+
+/* Pop the oldest queued record into @ev; END stays queued for ever. */
+static bool q_pop(struct tnfctl_watch *w, tnfctl_watch_event_t *ev)
+{
+	const struct tnf_wrec *r;
+	uint32_t len;
+
+	if (w->qhead == w->qtail)
+		return false;
+	memcpy(&len, w->q + w->qhead, sizeof(len));
+	r = (const void *)(w->q + w->qhead + 8);
+	to_event(r, len, ev);
+	if (r->kind != PSEUDO_END)
+		w->qhead += 8 + ((len + 7) & ~7u);
+	return true;
+}
+
+/*
+ * Records written while the kernel holds back its wake-up (within delay_ns
+ * of the last one) are collected by this timer; outside that window the
+ * next record wakes us itself.
+ */
+static void arm_timer(struct tnfctl_watch *w)
+{
+	uint64_t at = __atomic_load_n(&w->skel->bss->last_wake_ns, __ATOMIC_RELAXED) + w->delay_ns;
+	struct itimerspec its = {0};
+
+	if (at > now_ns()) {
+		its.it_value.tv_sec = at / 1000000000u;
+		its.it_value.tv_nsec = at % 1000000000u;
+	}
+	timerfd_settime(w->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+TNF_API int tnfctl_watch_next(tnfctl_watch_t *w, tnfctl_watch_event_t *ev, int timeout_ms)
+{
+	long long deadline = timeout_ms < 0 ? -1 : (long long)(now_ns() / 1000000) + timeout_ms;
+	struct epoll_event evs[2];
+	uint64_t ticks;
+	long long left;
+	int n;
+
+	if (!w || !ev)
+		return -TNFCTL_ERR_BADARG;
+	for (;;) {
+		if (q_pop(w, ev))
+			return 1;
+		if (drain(w) < 0)
+			return -TNFCTL_ERR_INTERNAL;
+		if (w->qhead != w->qtail)
+			continue;
+		arm_timer(w);
+		left = deadline < 0 ? -1 : deadline - (long long)(now_ns() / 1000000);
+		if (deadline >= 0 && left <= 0)
+			return 0;
+		n = epoll_wait(w->epfd, evs, 2, left > INT32_MAX ? INT32_MAX : (int)left);
+		if (n < 0)
+			return errno == EINTR ? 0 : -TNFCTL_ERR_INTERNAL;
+		if (read(w->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+			return -TNFCTL_ERR_INTERNAL;
+	}
+}
+
+TNF_API int tnfctl_watch_fd(tnfctl_watch_t *w)
+{
+	return w ? w->epfd : -1;
+}
+
+TNF_API uint64_t tnfctl_watch_lost(tnfctl_watch_t *w)
+{
+	uint64_t tot[TNF_WLOST_NR], sum = 0;
+	int k;
+
+	if (!w)
+		return 0;
+	read_lost(w, tot);
+	for (k = 0; k < TNF_WLOST_NR; k++)
+		sum += tot[k];
+	return sum;
+}
+
+TNF_API void tnfctl_watch_close(tnfctl_watch_t *w)
+{
+	if (!w)
+		return;
+	tnf_watch_detach_all(w);
+	ring_buffer__free(w->rb);
+	tnfctl_watch_bpf__destroy(w->skel); /* the tracepoint links too */
+	if (w->epfd >= 0)
+		close(w->epfd);
+	if (w->tfd >= 0)
+		close(w->tfd);
+	free(w->q);
+	free(w);
+}
+
+/* Add @pid (a child of the tracked @ppid, or the root if 0) in the kernel. */
+int tnf_watch_add(struct tnfctl_watch *w, pid_t pid, pid_t ppid)
+{
+	struct tnf_watch_add a = {.pid = pid, .ppid = ppid};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &a, .ctx_size_in = sizeof(a));
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(w->skel->progs.add_proc), &opts))
+		return -errno;
+	return a.ret == -EEXIST ? 0 : a.ret;
+}
+
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER; /* libbpf's print hook */
+
+static int load(struct tnfctl_watch *w)
+{
+	struct tnfctl_watch_bpf *s;
+	libbpf_print_fn_t old;
+	uint64_t ring = ring_size();
+	int err;
+
+	pthread_mutex_lock(&load_lock);
+	old = libbpf_set_print(quiet_print);
+	s = tnfctl_watch_bpf__open();
+	err = s ? 0 : -errno;
+	if (!err) {
+		w->skel = s;
+		s->rodata->want_dl = !!(w->flags & TNFCTL_WATCH_DL);
+		s->rodata->untrack_secure = !tnf_watch_caller_may_trace_all();
+		s->rodata->delay_ns = w->delay_ns;
+		s->rodata->wake_bytes = ring / 4;
+		w->legacy_exit = !exit_has_group_dead();
+		bpf_program__set_autoload(w->legacy_exit ? s->progs.on_exit : s->progs.on_exit_live,
+					  false);
+		err = bpf_map__set_max_entries(s->maps.events, ring);
+		err = err ?: tnfctl_watch_bpf__load(s);
+	}
+	libbpf_set_print(old);
+	pthread_mutex_unlock(&load_lock);
+	return err;
+}
+
+static int attach_tracepoints(struct tnfctl_watch *w)
+{
+	struct tnfctl_watch_bpf *s = w->skel;
+	struct bpf_program *exit_prog = w->legacy_exit ? s->progs.on_exit_live : s->progs.on_exit;
+	struct bpf_link *l;
+
+	/* Kept in the skeleton's links: its destroy detaches them. */
+	if (!(s->links.on_fork = bpf_program__attach(s->progs.on_fork)) ||
+	    !(s->links.on_exec = bpf_program__attach(s->progs.on_exec)) ||
+	    !(l = bpf_program__attach(exit_prog)))
+		return -errno;
+	if (w->legacy_exit)
+		s->links.on_exit_live = l;
+	else
+		s->links.on_exit = l;
+	return 0;
+}
+
+static tnfctl_errcode_t errno_err(int e)
+{
+	e = e < 0 ? -e : e;
+	if (e == EPERM || e == EACCES)
+		return TNFCTL_ERR_ACCES;
+	if (e == ENOMEM)
+		return TNFCTL_ERR_ALLOCFAIL;
+	if (e == ESRCH)
+		return TNFCTL_ERR_NOPROCESS;
+	return TNFCTL_ERR_INTERNAL;
+}
+
+/*
+ * A watch on @root with its BPF object loaded and @root tracked, its
+ * descendants not yet (watch_exec's child has none).
+ */
+tnfctl_errcode_t tnf_watch_new(pid_t root, unsigned int flags, struct tnfctl_watch **wp)
+{
+	struct epoll_event ee = {.events = EPOLLIN};
+	struct tnfctl_watch *w = calloc(1, sizeof(*w));
+	int err;
+
+	if (!w)
+		return TNFCTL_ERR_ALLOCFAIL;
+	w->epfd = w->tfd = -1;
+	w->root = root;
+	w->flags = flags;
+	w->delay_ns = env_u64("TNFCTL_WATCH_DELAY_MS", TNFCTL_WATCH_DELAY_MS, 1, 1000) * 1000000;
+	err = load(w);
+	if (err)
+		goto fail;
+	w->rb = ring_buffer__new(bpf_map__fd(w->skel->maps.events), on_record, w, NULL);
+	w->epfd = epoll_create1(EPOLL_CLOEXEC);
+	w->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (!w->rb || w->epfd < 0 || w->tfd < 0) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	ee.data.fd = bpf_map__fd(w->skel->maps.events);
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, ee.data.fd, &ee)) {
+		err = -errno;
+		goto fail;
+	}
+	ee.data.fd = w->tfd;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->tfd, &ee)) {
+		err = -errno;
+		goto fail;
+	}
+	/* The root first, then the tracepoints: its children are added from then on. */
+	err = tnf_watch_add(w, root, 0);
+	err = err ?: attach_tracepoints(w);
+	if (err)
+		goto fail;
+	if (flags & TNFCTL_WATCH_DL) {
+		tnf_watch_attach_libc_of(w, getpid()); /* what an exec'd image most likely maps */
+		tnf_watch_attach_libc_of(w, root);
+	}
+	*wp = w;
+	return TNFCTL_ERR_NONE;
+fail:
+	tnfctl_watch_close(w);
+	return errno_err(err);
+}
+
+TNF_API tnfctl_errcode_t tnfctl_watch_open(pid_t root, unsigned int flags, tnfctl_watch_t **wp)
+{
+	struct tnfctl_watch *w;
+	tnfctl_errcode_t err;
+
+	if (!wp || (flags & ~TNFCTL_WATCH_DL))
+		return TNFCTL_ERR_BADARG;
+	if (root <= 0)
+		return TNFCTL_ERR_NOPROCESS;
+	err = tnf_watch_check_caller(root);
+	if (err)
+		return err;
+	err = tnf_watch_new(root, flags, &w);
+	if (err)
+		return err;
+	err = tnf_watch_add_descendants(w);
+	if (err) {
+		tnfctl_watch_close(w);
+		return err;
+	}
+	*wp = w;
+	return TNFCTL_ERR_NONE;
+}

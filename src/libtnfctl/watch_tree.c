@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The tree of a watch as /proc shows it at open (the root's descendants),
+ * the caller's right to trace, and the dlopen/dlclose uprobes attached per
+ * libc inode through /proc/PID/map_files (as events.c does).
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "elfsym.h"
+#include "tracer.h"
+#include "watch.h"
+#include "watch.skel.h"
+
+#define CAP_SYS_PTRACE 19
+
+/*
+ * Opening /proc/PID/mem makes the kernel's ptrace access check with the
+ * caller's credentials (as open.c's check_caller_may_trace).
+ */
+tnfctl_errcode_t tnf_watch_check_caller(pid_t pid)
+{
+	int fd = tnf_proc_open_task_file(pid, "mem");
+
+	if (fd >= 0) {
+		close(fd);
+		return TNFCTL_ERR_NONE;
+	}
+	if ((errno == ENOENT || errno == ESRCH) && !tnf_proc_kthread(pid))
+		return TNFCTL_ERR_NOPROCESS;
+	return TNFCTL_ERR_ACCES;
+}
+
+/* CAP_SYS_PTRACE in the effective set: the caller may trace a setuid image. */
+bool tnf_watch_caller_may_trace_all(void)
+{
+	unsigned long long eff = 0;
+	char line[256];
+	bool found = false;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "CapEff: %llx", &eff) == 1;
+	fclose(f);
+	return found && (eff >> CAP_SYS_PTRACE & 1);
+}
+
+struct pp {
+	pid_t pid, ppid;
+};
+
+/* Every process's (pid, ppid), from /proc/PID/stat. */
+static int scan_proc(struct pp **out, size_t *n)
+{
+	size_t cap = 0, cnt = 0;
+	struct pp *v = NULL, *nv;
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		char path[300], buf[512], *p;
+		ssize_t len;
+		int fd, ppid;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
+		if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+			continue;
+		if (cnt == cap) {
+			cap = cap ? 2 * cap : 1024;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				goto fail;
+			v = nv;
+		}
+		v[cnt].pid = atoi(de->d_name);
+		v[cnt++].ppid = ppid;
+	}
+	closedir(d);
+	*out = v;
+	*n = cnt;
+	return 0;
+fail:
+	closedir(d);
+	free(v);
+	return -1;
+}
+
+static bool in_set(const pid_t *set, size_t n, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (set[i] == pid)
+			return true;
+	return false;
+}
+
+/*
+ * Adds the root's descendants.  The kernel adds the children of a tracked
+ * process from now on, so the scan is repeated until it finds nobody new:
+ * a child forked by a descendant before that descendant was added is then
+ * found too.  A process whose parent exited before the open was reparented
+ * and is no longer a descendant.
+ */
+tnfctl_errcode_t tnf_watch_add_descendants(struct tnfctl_watch *w)
+{
+	bool all = tnf_watch_caller_may_trace_all(), grew = true;
+	size_t nset = 1, capset = 64, n, i;
+	pid_t *set = malloc(capset * sizeof(*set)), *ns;
+	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
+	struct pp *v;
+
+	if (!set)
+		return TNFCTL_ERR_ALLOCFAIL;
+	set[0] = w->root;
+	while (grew && !err) {
+		grew = false;
+		if (scan_proc(&v, &n)) {
+			err = TNFCTL_ERR_INTERNAL;
+			break;
+		}
+		for (i = 0; i < n && !err; i++) {
+			if (!in_set(set, nset, v[i].ppid) || in_set(set, nset, v[i].pid))
+				continue;
+			/* Never watch what the caller could not trace. */
+			if (!all && tnf_watch_check_caller(v[i].pid))
+				continue;
+			if (tnf_watch_add(w, v[i].pid, v[i].ppid))
+				continue; /* gone, or not the child we saw */
+			if (nset == capset) {
+				capset *= 2;
+				ns = realloc(set, capset * sizeof(*set));
+				if (!ns) {
+					err = TNFCTL_ERR_ALLOCFAIL;
+					break;
+				}
+				set = ns;
+			}
+			set[nset++] = v[i].pid;
+			grew = true;
+			if (w->flags & TNFCTL_WATCH_DL)
+				tnf_watch_attach_libc_of(w, v[i].pid);
+		}
+		free(v);
+	}
+	free(set);
+	return err;
+}
+
+static int attach(struct tnfctl_watch *w, struct bpf_program *prog, bool ret, const char *path,
+		  uint64_t off)
+{
+	struct bpf_link *link, **nl;
+
+	nl = realloc(w->links, (w->nlinks + 1) * sizeof(*nl));
+	if (!nl)
+		return -ENOMEM;
+	w->links = nl;
+	link = bpf_program__attach_uprobe(prog, ret, -1, path, off);
+	if (!link)
+		return -errno;
+	w->links[w->nlinks++] = link;
+	return 0;
+}
+
+/*
+ * Attach the dlopen/dlclose probes to the libc that @pid maps, once per
+ * inode.  A uprobe fires in every process mapping that file; the programs
+ * keep only the tracked ones.
+ */
+void tnf_watch_attach_libc_of(struct tnfctl_watch *w, pid_t pid)
+{
+	struct tnf_elf_sym so, sc;
+	struct tnf_watch_libc *nl;
+	struct tnf_maps_info mi;
+	struct stat st;
+	size_t i;
+
+	tnf_proc_maps(pid, &mi); /* -1 without ld.so (static), libc may still be there */
+	if (!mi.has_libc || stat(mi.libc_path, &st))
+		return;
+	for (i = 0; i < w->nlibcs; i++)
+		if (w->libcs[i].dev == st.st_dev && w->libcs[i].ino == st.st_ino)
+			return;
+	if (tnf_elf_lookup(mi.libc_path, "dlopen", &so) ||
+	    tnf_elf_lookup(mi.libc_path, "dlclose", &sc))
+		return;
+	nl = realloc(w->libcs, (w->nlibcs + 1) * sizeof(*nl));
+	if (!nl)
+		return;
+	w->libcs = nl;
+	w->libcs[w->nlibcs++] = (struct tnf_watch_libc){st.st_dev, st.st_ino};
+	attach(w, w->skel->progs.on_dlopen, false, mi.libc_path, so.file_off);
+	attach(w, w->skel->progs.on_dlopen_ret, true, mi.libc_path, so.file_off);
+	attach(w, w->skel->progs.on_dlclose, false, mi.libc_path, sc.file_off);
+	attach(w, w->skel->progs.on_dlclose_ret, true, mi.libc_path, sc.file_off);
+}
+
+void tnf_watch_detach_all(struct tnfctl_watch *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->nlinks; i++)
+		bpf_link__destroy(w->links[i]);
+	free(w->links);
+	free(w->libcs);
+	w->links = NULL;
+	w->libcs = NULL;
+	w->nlinks = w->nlibcs = 0;
+}

@@ -1,0 +1,577 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Passive tree watching (tnfctl_watch_*): exact events on trees of known
+ * shape, checked against what the workload itself logs (its pids, tids and
+ * exit statuses), never against the library.  The workloads are this binary
+ * run as `test_watch --wl KIND ARGS...`, so their shape is in this file.
+ */
+#include <sys/syscall.h>
+#include "testlib.h"
+
+/* ------------------------------------------------------------------ */
+/* workloads (run in the watched processes) */
+
+static void wl_log(int fd, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	/* One write on an O_APPEND file or a pipe: lines never mix. */
+	if (n > 0 && write(fd, buf, n) != n)
+		_exit(101);
+}
+
+static int wl_open_log(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+
+	if (fd < 0)
+		_exit(102);
+	return fd;
+}
+
+/*
+ * bomb N LOG: a binary tree of N processes; process k forks 2k+1 and 2k+2
+ * (those below N), logs "k pid ppid", waits for its children and exits
+ * with k % 200.
+ */
+static int wl_bomb(int n, const char *log)
+{
+	int fd = wl_open_log(log), k = 0, i, nk, st;
+	pid_t kids[2], p;
+
+again:
+	wl_log(fd, "%d %d %d\n", k, getpid(), getppid());
+	nk = 0;
+	for (i = 1; i <= 2 && 2 * k + i < n; i++) {
+		p = fork();
+		if (p == 0) {
+			k = 2 * k + i;
+			goto again;
+		}
+		if (p < 0)
+			_exit(100);
+		kids[nk++] = p;
+	}
+	for (i = 0; i < nk; i++)
+		while (waitpid(kids[i], &st, 0) < 0 && errno == EINTR)
+			;
+	_exit(k % 200);
+}
+
+struct wl_thr {
+	int fd, forks;
+};
+
+static void *wl_forker(void *arg)
+{
+	struct wl_thr *t = arg;
+	int j, st;
+	pid_t p;
+
+	for (j = 0; j < t->forks; j++) {
+		p = fork();
+		if (p == 0)
+			_exit(7);
+		if (p < 0)
+			_exit(100);
+		wl_log(t->fd, "fork %d %d\n", (int)syscall(SYS_gettid), p);
+		waitpid(p, &st, 0);
+	}
+	return NULL;
+}
+
+/* threads T F LOG: T threads each fork F children that exit 7. */
+static int wl_threads(int nt, int nf, const char *log)
+{
+	struct wl_thr t = {wl_open_log(log), nf};
+	pthread_t th[16];
+	int i;
+
+	for (i = 0; i < nt && i < 16; i++)
+		if (pthread_create(&th[i], NULL, wl_forker, &t))
+			_exit(100);
+	for (i = 0; i < nt && i < 16; i++)
+		pthread_join(th[i], NULL);
+	_exit(0);
+}
+
+static void *wl_exec_thread(void *arg)
+{
+	int fd = *(int *)arg;
+
+	wl_log(fd, "exec %d %d\n", (int)syscall(SYS_gettid), getpid());
+	execl("/bin/true", "/bin/true", (char *)NULL);
+	_exit(99);
+}
+
+/* thread_exec LOG: a non-leader thread execs /bin/true. */
+static int wl_thread_exec(const char *log)
+{
+	static int fd;
+	pthread_t th;
+
+	fd = wl_open_log(log);
+	if (pthread_create(&th, NULL, wl_exec_thread, &fd))
+		_exit(100);
+	for (;;)
+		pause();
+}
+
+/*
+ * tree REPLYFD GOFD: the root forks A and B, A forks A1; each says "ready
+ * pid ppid", waits for EOF on GOFD, then forks a child that exits 3, says
+ * "forked pid child", reaps its children and exits 0.
+ */
+static int wl_tree(int reply, int go)
+{
+	int st, depth = 0;
+	char c;
+	pid_t p, x;
+
+	p = fork(); /* A */
+	if (p == 0) {
+		depth = 1;
+		p = fork(); /* A1 */
+		if (p == 0)
+			depth = 2;
+	} else if (p > 0) {
+		p = fork(); /* B */
+		if (p == 0)
+			depth = 1;
+	}
+	if (p < 0)
+		_exit(100);
+	(void)depth;
+	wl_log(reply, "ready %d %d\n", getpid(), getppid());
+	while (read(go, &c, 1) > 0 || errno == EINTR)
+		;
+	x = fork();
+	if (x == 0)
+		_exit(3);
+	if (x < 0)
+		_exit(100);
+	waitpid(x, &st, 0);
+	wl_log(reply, "forked %d %d\n", getpid(), x);
+	while (waitpid(-1, &st, 0) > 0 || errno == EINTR)
+		;
+	_exit(0);
+}
+
+static int workload(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[0], "bomb"))
+		return wl_bomb(atoi(argv[1]), argv[2]);
+	if (argc == 4 && !strcmp(argv[0], "threads"))
+		return wl_threads(atoi(argv[1]), atoi(argv[2]), argv[3]);
+	if (argc == 2 && !strcmp(argv[0], "thread_exec"))
+		return wl_thread_exec(argv[1]);
+	if (argc == 3 && !strcmp(argv[0], "tree"))
+		return wl_tree(atoi(argv[1]), atoi(argv[2]));
+	return 2;
+}
+
+/* ------------------------------------------------------------------ */
+/* the test side */
+
+static char self_exe[PATH_MAX];
+static tnfctl_watch_t *open_watches[8];
+static int nfds_at_setup;
+
+static int count_fds(void)
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	while (d && (de = readdir(d)))
+		n += de->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* BPF links still open in this process (a watch left behind). */
+static int count_bpf_links(void)
+{
+	char path[300], target[128];
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/fd");
+	ssize_t len;
+	int n = 0;
+
+	while (d && (de = readdir(d))) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len > 0) {
+			target[len] = '\0';
+			n += !!strstr(target, "bpf_link") || !!strstr(target, "bpf-link");
+		}
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int w_setup(void **state)
+{
+	nfds_at_setup = count_fds();
+	return tl_setup(state);
+}
+
+static void w_track(tnfctl_watch_t *w)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(open_watches) / sizeof(open_watches[0]); i++)
+		if (!open_watches[i]) {
+			open_watches[i] = w;
+			return;
+		}
+	abort();
+}
+
+static void w_close(tnfctl_watch_t *w)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(open_watches) / sizeof(open_watches[0]); i++)
+		if (open_watches[i] == w)
+			open_watches[i] = NULL;
+	tnfctl_watch_close(w);
+}
+
+/* Closes what a failed test left open, then requires every fd and link back. */
+static int w_teardown(void **state)
+{
+	size_t i;
+	int ret, n;
+
+	for (i = 0; i < sizeof(open_watches) / sizeof(open_watches[0]); i++)
+		if (open_watches[i]) {
+			tnfctl_watch_close(open_watches[i]);
+			open_watches[i] = NULL;
+		}
+	ret = tl_teardown(state);
+	n = count_fds();
+	if (n != nfds_at_setup) {
+		print_error("ERROR: %d descriptors open after the test, %d before\n", n,
+			    nfds_at_setup);
+		ret = -1;
+	}
+	if (count_bpf_links()) {
+		print_error("ERROR: BPF links left open\n");
+		ret = -1;
+	}
+	return ret;
+}
+
+#define W_TEST(fn) cmocka_unit_test_setup_teardown(fn, w_setup, w_teardown)
+
+/* A copy of an event, small enough to keep thousands. */
+struct wev {
+	tnfctl_watch_kind_t kind;
+	pid_t pid, tid, ppid, child;
+	int status, sig;
+	uint64_t seq, lost, untracked;
+	char path[256];
+	char argv0[128];
+};
+
+struct wevs {
+	struct wev *v;
+	int n, cap;
+	int count[TNFCTL_WATCH_END + 1];
+};
+
+static const char *kind_name(int k)
+{
+	static const char *const names[] = {"?",      "FORK",	 "EXEC", "EXIT",
+					    "DLOPEN", "DLCLOSE", "LOST", "END"};
+
+	return k >= 0 && k <= TNFCTL_WATCH_END ? names[k] : "?";
+}
+
+/* Reads events up to END (not stored); fails on a timeout or an error. */
+static void collect(tnfctl_watch_t *w, struct wevs *out)
+{
+	tnfctl_watch_event_t ev;
+	struct wev *e;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	for (;;) {
+		r = tnfctl_watch_next(w, &ev, tl.timeout_ms);
+		if (r <= 0)
+			fail_msg("tnfctl_watch_next returned %d after %d events (no END)", r,
+				 out->n);
+		if (ev.kind < TNFCTL_WATCH_FORK || ev.kind > TNFCTL_WATCH_END)
+			fail_msg("unknown event kind %d", ev.kind);
+		out->count[ev.kind]++;
+		if (ev.kind == TNFCTL_WATCH_END)
+			return;
+		if (out->n == out->cap) {
+			out->cap = out->cap ? 2 * out->cap : 256;
+			out->v = realloc(out->v, out->cap * sizeof(*out->v));
+			assert_non_null(out->v);
+		}
+		e = &out->v[out->n++];
+		e->kind = ev.kind;
+		e->pid = ev.pid;
+		e->tid = ev.tid;
+		e->ppid = ev.ppid;
+		e->child = ev.child_pid;
+		e->status = ev.exit_status;
+		e->sig = ev.term_signal;
+		e->seq = ev.seq;
+		e->lost = ev.lost;
+		e->untracked = ev.untracked;
+		snprintf(e->path, sizeof(e->path), "%.255s", ev.path);
+		snprintf(e->argv0, sizeof(e->argv0), "%.127s", ev.argv0);
+	}
+}
+
+static void dump(const struct wevs *ev)
+{
+	int i;
+
+	for (i = 0; i < ev->n && i < 40; i++)
+		print_message("  %s pid %d tid %d child %d status %d path %s\n",
+			      kind_name(ev->v[i].kind), ev->v[i].pid, ev->v[i].tid, ev->v[i].child,
+			      ev->v[i].status, ev->v[i].path);
+}
+
+static void expect_counts(const struct wevs *ev, int forks, int execs, int exits, int dl)
+{
+	if (ev->count[TNFCTL_WATCH_FORK] != forks || ev->count[TNFCTL_WATCH_EXEC] != execs ||
+	    ev->count[TNFCTL_WATCH_EXIT] != exits ||
+	    ev->count[TNFCTL_WATCH_DLOPEN] + ev->count[TNFCTL_WATCH_DLCLOSE] != dl ||
+	    ev->count[TNFCTL_WATCH_LOST]) {
+		dump(ev);
+		fail_msg("got %d FORK, %d EXEC, %d EXIT, %d DLOPEN, %d DLCLOSE, %d LOST; "
+			 "expected %d, %d, %d, %d DL, 0",
+			 ev->count[TNFCTL_WATCH_FORK], ev->count[TNFCTL_WATCH_EXEC],
+			 ev->count[TNFCTL_WATCH_EXIT], ev->count[TNFCTL_WATCH_DLOPEN],
+			 ev->count[TNFCTL_WATCH_DLCLOSE], ev->count[TNFCTL_WATCH_LOST], forks,
+			 execs, exits, dl);
+	}
+}
+
+/* Index of the event of @kind for @pid (the @nth one), -1 if none. */
+static int find(const struct wevs *ev, tnfctl_watch_kind_t kind, pid_t pid, int nth)
+{
+	int i;
+
+	for (i = 0; i < ev->n; i++)
+		if (ev->v[i].kind == kind && ev->v[i].pid == pid && nth-- == 0)
+			return i;
+	return -1;
+}
+
+static int find_fork_of(const struct wevs *ev, pid_t child)
+{
+	int i;
+
+	for (i = 0; i < ev->n; i++)
+		if (ev->v[i].kind == TNFCTL_WATCH_FORK && ev->v[i].child == child)
+			return i;
+	return -1;
+}
+
+/* A fresh, empty log file; @path gets its name (removed by log_done). */
+static void log_new(char *path)
+{
+	int fd;
+
+	strcpy(path, "/tmp/tl_watch_XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+static char *log_read(const char *path)
+{
+	static char buf[1 << 20];
+
+	assert_true(tl_read_file(path, buf, sizeof(buf)) >= 0);
+	return buf;
+}
+
+struct bomb_proc {
+	int k;
+	pid_t pid, ppid;
+};
+
+/* The "k pid ppid" lines of a bomb log, by k; returns how many. */
+static int bomb_parse(const char *path, struct bomb_proc *bp, int n)
+{
+	char *s = log_read(path), *line, *save = NULL;
+	int cnt = 0, k, pid, ppid;
+
+	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "%d %d %d", &k, &pid, &ppid) != 3 || k < 0 || k >= n)
+			fail_msg("bad log line \"%s\"", line);
+		bp[k] = (struct bomb_proc){k, pid, ppid};
+		cnt++;
+	}
+	return cnt;
+}
+
+static pid_t watch_exec_self(char **argv, unsigned int flags, tnfctl_watch_t **w)
+{
+	tnfctl_errcode_t err;
+	pid_t pid = -1;
+
+	err = tnfctl_watch_exec(self_exe, argv, NULL, flags, w, &pid);
+	if (err != TNFCTL_ERR_NONE)
+		fail_msg("tnfctl_watch_exec: %s", tnfctl_strerror(err));
+	w_track(*w);
+	tl_track_pid(pid);
+	return pid;
+}
+
+/*
+ * Checks a bomb of @n against its log: one EXEC (the root's), a FORK per
+ * logged parent/child pair before anything the child does, an EXIT per
+ * process with status k % 200, nothing else.
+ */
+static void check_bomb(const struct wevs *ev, const char *log, int n, pid_t root)
+{
+	struct bomb_proc *bp = calloc(n, sizeof(*bp));
+	int k, f, x, i;
+
+	assert_non_null(bp);
+	assert_int_equal(bomb_parse(log, bp, n), n);
+	assert_int_equal(bp[0].pid, root);
+	expect_counts(ev, n - 1, 1, n, 0);
+	assert_int_equal(ev->v[0].kind, TNFCTL_WATCH_EXEC);
+	assert_int_equal(ev->v[0].pid, root);
+	assert_string_equal(ev->v[0].path, self_exe);
+	for (k = 0; k < n; k++) {
+		x = find(ev, TNFCTL_WATCH_EXIT, bp[k].pid, 0);
+		if (x < 0)
+			fail_msg("no EXIT for process %d (pid %d)", k, bp[k].pid);
+		assert_int_equal(ev->v[x].status, k % 200);
+		assert_int_equal(ev->v[x].sig, 0);
+		if (k == 0)
+			continue;
+		f = find_fork_of(ev, bp[k].pid);
+		if (f < 0)
+			fail_msg("no FORK of process %d (pid %d)", k, bp[k].pid);
+		assert_int_equal(ev->v[f].pid, bp[k].ppid);
+		assert_int_equal(ev->v[f].pid, bp[(k - 1) / 2].pid);
+		assert_true(f < x);
+		/* nothing of the child before its FORK */
+		for (i = 0; i < f; i++)
+			assert_int_not_equal(ev->v[i].pid, bp[k].pid);
+	}
+	free(bp);
+}
+
+/* 50 /bin/true from a shell loop: the shell logs each child's pid. */
+static void test_shell_loop(void **state)
+{
+	char log[64], *argv[] = {"/bin/sh",
+				 "-c",
+				 "i=0; while [ $i -lt 50 ]; do /bin/true & echo $! >>\"$1\"; "
+				 "wait $!; i=$((i+1)); done; exit 5",
+				 "sh",
+				 log,
+				 NULL};
+	char *s, *line, *save = NULL;
+	tnfctl_watch_t *w;
+	struct wevs ev;
+	pid_t root, kids[50];
+	int n = 0, i, f, e, x;
+
+	(void)state;
+	tl_require_root();
+	log_new(log);
+	if (tnfctl_watch_exec("/bin/sh", argv, NULL, 0, &w, &root) != TNFCTL_ERR_NONE)
+		fail_msg("tnfctl_watch_exec failed");
+	w_track(w);
+	tl_track_pid(root);
+	collect(w, &ev);
+	assert_int_equal(tl_reap(root), 5 << 8);
+	s = log_read(log);
+	for (line = strtok_r(s, "\n", &save); line && n < 50; line = strtok_r(NULL, "\n", &save))
+		kids[n++] = atoi(line);
+	unlink(log);
+	assert_int_equal(n, 50);
+	/* the shell's own exec, then 50 x (FORK, EXEC, EXIT), then the shell's EXIT */
+	expect_counts(&ev, 50, 51, 51, 0);
+	assert_int_equal(ev.v[0].kind, TNFCTL_WATCH_EXEC);
+	assert_int_equal(ev.v[0].pid, root);
+	assert_string_equal(ev.v[0].path, "/bin/sh");
+	for (i = 0; i < 50; i++) {
+		f = find_fork_of(&ev, kids[i]);
+		e = find(&ev, TNFCTL_WATCH_EXEC, kids[i], 0);
+		x = find(&ev, TNFCTL_WATCH_EXIT, kids[i], 0);
+		if (f < 0 || e < 0 || x < 0)
+			fail_msg("child %d (pid %d): FORK %d EXEC %d EXIT %d", i, kids[i], f, e, x);
+		assert_int_equal(ev.v[f].pid, root);
+		assert_true(f < e && e < x);
+		assert_string_equal(ev.v[e].path, "/bin/true");
+		assert_string_equal(ev.v[e].argv0, "/bin/true");
+		assert_int_equal(ev.v[e].ppid, root);
+		assert_int_equal(ev.v[x].status, 0);
+	}
+	x = ev.n - 1;
+	assert_int_equal(ev.v[x].kind, TNFCTL_WATCH_EXIT);
+	assert_int_equal(ev.v[x].pid, root);
+	assert_int_equal(ev.v[x].status, 5);
+	assert_int_equal(ev.v[x].ppid, getpid());
+	assert_int_equal(tnfctl_watch_lost(w), 0);
+	/* END again, at once */
+	{
+		tnfctl_watch_event_t e2;
+
+		assert_int_equal(tnfctl_watch_next(w, &e2, -1), 1);
+		assert_int_equal(e2.kind, TNFCTL_WATCH_END);
+	}
+	free(ev.v);
+	w_close(w);
+}
+
+/* A bounded fork bomb of 500 processes: every fork, every exit, exact statuses. */
+static void test_fork_bomb(void **state)
+{
+	char log[64], n[] = "500", *argv[] = {self_exe, "--wl", "bomb", n, log, NULL};
+	tnfctl_watch_t *w;
+	struct wevs ev;
+	pid_t root;
+
+	(void)state;
+	tl_require_root();
+	log_new(log);
+	root = watch_exec_self(argv, 0, &w);
+	collect(w, &ev);
+	assert_int_equal(tl_reap(root), 0);
+	check_bomb(&ev, log, 500, root);
+	unlink(log);
+	assert_int_equal(tnfctl_watch_lost(w), 0);
+	free(ev.v);
+	w_close(w);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		W_TEST(test_shell_loop),
+		W_TEST(test_fork_bomb),
+		TL_FINAL_TEST,
+	};
+	ssize_t n;
+
+	if (argc > 2 && !strcmp(argv[1], "--wl"))
+		return workload(argc - 2, argv + 2);
+	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+	if (n <= 0)
+		return 1;
+	self_exe[n] = '\0';
+	return tl_run(tests);
+}
