@@ -2,8 +2,8 @@
 /*
  * tnfctl-follow - follow a process tree with libtnfctl and print its events.
  *
- *	tnfctl-follow [-o FILE] -- CMD [ARGS...]
- *	tnfctl-follow [-o FILE] -p PID
+ *	tnfctl-follow [--no-stop] [-o FILE] -- CMD [ARGS...]
+ *	tnfctl-follow [--no-stop] [-o FILE] -p PID
  *
  * Starts CMD under control (tnfctl_exec_open) or attaches to PID
  * (tnfctl_pid_open), then follows every process of the tree and prints one
@@ -33,6 +33,14 @@
  *    caught ones).  SIGPIPE is ignored once the root runs.
  *  - The last follower to end writes to an eventfd that the main thread
  *    polls together with the pipe: no busy waiting.
+ *
+ * With --no-stop it uses the passive watch instead (tnfctl_watch_*, a Linux
+ * extension): nothing is ever stopped, the kernel adds each child to the
+ * tree itself, and one thread reads every event of the tree in the order
+ * the kernel wrote them (within a process: in time order).  It polls the
+ * watch's fd together with the signal pipe, so SIGINT, SIGTERM and SIGHUP
+ * end it at once; the tree runs on.  With -p, the processes the root had
+ * already created are followed too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -102,40 +111,42 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* One event line; also covers strsignal()'s buffer with out_lock. */
+static void print_line(uint64_t time_ns, pid_t pid, const char *event, const char *path, long num,
+		       int sig)
+{
+	char details[4096 + 64] = "";
+
+	pthread_mutex_lock(&out_lock);
+	if (path)
+		snprintf(details, sizeof(details), "%s", path);
+	else if (!strcmp(event, "FORK"))
+		snprintf(details, sizeof(details), "child %ld", num);
+	else if (!strcmp(event, "EXIT"))
+		snprintf(details, sizeof(details), "status %ld", num);
+	else if (!strcmp(event, "TARGGONE"))
+		snprintf(details, sizeof(details), "signal %d (%s)", sig, strsignal(sig));
+	fprintf(out, "%10.3f %7d %-8s %s\n", (double)(int64_t)(time_ns - start_ns) / 1e6, pid,
+		event, details);
+	fflush(out);
+	pthread_mutex_unlock(&out_lock);
+}
+
 /* Print the event tnfctl_continue() just returned; @info receives its details. */
 static void print_event(struct follower *f, tnfctl_event_t evt, tnfctl_event_info_t *info)
 {
-	char details[sizeof(info->path) + 64] = "";
+	const char *path = NULL;
 
 	if (tnfctl_event_info_get(f->h, info) != TNFCTL_ERR_NONE) {
 		memset(info, 0, sizeof(*info));
 		info->pid = f->pid;
 		info->time_ns = now_ns();
 	}
-	pthread_mutex_lock(&out_lock); /* also covers strsignal()'s buffer */
-	switch (evt) {
-	case TNFCTL_EVENT_FORK:
-		snprintf(details, sizeof(details), "child %d", info->child_pid);
-		break;
-	case TNFCTL_EVENT_EXEC:
-	case TNFCTL_EVENT_DLOPEN:
-	case TNFCTL_EVENT_DLCLOSE:
-		snprintf(details, sizeof(details), "%s", info->path);
-		break;
-	case TNFCTL_EVENT_EXIT:
-		snprintf(details, sizeof(details), "status %d", info->exit_status);
-		break;
-	case TNFCTL_EVENT_TARGGONE:
-		snprintf(details, sizeof(details), "signal %d (%s)", info->term_signal,
-			 strsignal(info->term_signal));
-		break;
-	default:
-		break;
-	}
-	fprintf(out, "%10.3f %7d %-8s %s\n", (double)(int64_t)(info->time_ns - start_ns) / 1e6,
-		info->pid, event_names[evt], details);
-	fflush(out);
-	pthread_mutex_unlock(&out_lock);
+	if (evt == TNFCTL_EVENT_EXEC || evt == TNFCTL_EVENT_DLOPEN || evt == TNFCTL_EVENT_DLCLOSE)
+		path = info->path;
+	print_line(info->time_ns, info->pid, event_names[evt], path,
+		   evt == TNFCTL_EVENT_FORK ? info->child_pid : info->exit_status,
+		   info->term_signal);
 }
 
 static void *follow(void *arg);
@@ -292,14 +303,113 @@ static int wait_all(void)
 
 static void usage(FILE *fp, int status)
 {
-	fputs("usage: tnfctl-follow [-o FILE] -- CMD [ARGS...]\n"
-	      "       tnfctl-follow [-o FILE] -p PID\n"
+	fputs("usage: tnfctl-follow [--no-stop] [-o FILE] -- CMD [ARGS...]\n"
+	      "       tnfctl-follow [--no-stop] [-o FILE] -p PID\n"
 	      "Follow CMD (or process PID) and every process it creates, one line per event.\n"
 	      "  -o, --output FILE  write the events to FILE instead of stdout\n"
 	      "  -p, --pid PID      attach to a running process\n"
+	      "      --no-stop      watch without stopping anything (tnfctl_watch_*); with -p,\n"
+	      "                     the processes PID already created are followed too\n"
 	      "  -h, --help         print this help\n",
 	      fp);
 	exit(status);
+}
+
+/* The exit status of tnfctl-follow when CMD or PID cannot be followed. */
+static int open_failed(const char *name, tnfctl_errcode_t err)
+{
+	msg("%s: %s", name, tnfctl_strerror(err));
+	return err == TNFCTL_ERR_FILENOTFOUND ? 127 : err == TNFCTL_ERR_ACCES ? 126 : 1;
+}
+
+/* Print one watch event as the stopping mode prints its events. */
+static void print_watch_event(const tnfctl_watch_event_t *ev)
+{
+	switch (ev->kind) {
+	case TNFCTL_WATCH_FORK:
+		print_line(ev->time_ns, ev->pid, "FORK", NULL, ev->child_pid, 0);
+		break;
+	case TNFCTL_WATCH_EXEC:
+		print_line(ev->time_ns, ev->pid, "EXEC", ev->path, 0, 0);
+		break;
+	case TNFCTL_WATCH_DLOPEN:
+		print_line(ev->time_ns, ev->pid, "DLOPEN", ev->path, 0, 0);
+		break;
+	case TNFCTL_WATCH_DLCLOSE:
+		print_line(ev->time_ns, ev->pid, "DLCLOSE", ev->path, 0, 0);
+		break;
+	case TNFCTL_WATCH_EXIT:
+		if (ev->term_signal)
+			print_line(ev->time_ns, ev->pid, "TARGGONE", NULL, 0, ev->term_signal);
+		else
+			print_line(ev->time_ns, ev->pid, "EXIT", NULL, ev->exit_status, 0);
+		break;
+	default:
+		break; /* LOST is counted and reported at the end */
+	}
+}
+
+/*
+ * --no-stop: follow the tree of CMD (@cmd) or of @pid with a watch until its
+ * last process has ended (END) or a termination signal came.
+ */
+static int follow_no_stop(const char *name, pid_t pid, char **cmd)
+{
+	static tnfctl_watch_event_t ev; /* 4 KiB of path: not on the stack */
+	struct pollfd pfd[2] = {{.events = POLLIN}, {.fd = wake_fd[0], .events = POLLIN}};
+	bool spawned = !pid, skip_exec = !pid, end = false;
+	int r = 0, status = -1, sig = 0, st;
+	tnfctl_errcode_t err;
+	unsigned long long lost;
+	tnfctl_watch_t *w;
+	char buf[64];
+
+	if (pid)
+		err = tnfctl_watch_open(pid, TNFCTL_WATCH_DL, &w);
+	else
+		err = tnfctl_watch_exec(name, cmd, NULL, TNFCTL_WATCH_DL, &w, &pid);
+	if (err != TNFCTL_ERR_NONE)
+		return open_failed(name, err);
+	signal(SIGPIPE, SIG_IGN);
+	pfd[0].fd = tnfctl_watch_fd(w);
+	while (!end && !(sig = atomic_load(&stop_sig))) {
+		while (!end && (r = tnfctl_watch_next(w, &ev, 0)) == 1) {
+			end = ev.kind == TNFCTL_WATCH_END;
+			/* exec_open returns after the root's exec: never printed */
+			if (skip_exec && ev.kind == TNFCTL_WATCH_EXEC && ev.pid == pid) {
+				skip_exec = false;
+				continue;
+			}
+			if (ev.kind == TNFCTL_WATCH_EXIT && ev.pid == pid)
+				status = ev.term_signal ? 128 + ev.term_signal : ev.exit_status;
+			print_watch_event(&ev);
+		}
+		if (r < 0) {
+			msg("%s: %s", name, tnfctl_strerror(-r));
+			break;
+		}
+		if (end)
+			break;
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR) {
+			msg("poll: %s", strerror(errno));
+			break;
+		}
+		if (pfd[1].revents & POLLIN)
+			while (read(wake_fd[0], buf, sizeof(buf)) > 0)
+				;
+	}
+	lost = tnfctl_watch_lost(w);
+	tnfctl_watch_close(w);
+	if (lost)
+		msg("%llu kernel event records lost", lost);
+	if (fflush(out) || ferror(out))
+		msg("write error");
+	if (sig)
+		return 128 + sig; /* the tree runs on, unwatched */
+	/* Our own child: its status does not depend on a record that may be lost. */
+	if (spawned && waitpid(pid, &st, 0) == pid)
+		status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+	return status >= 0 ? status : 1;
 }
 
 int main(int argc, char **argv)
@@ -308,6 +418,7 @@ int main(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"pid", required_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
+		{"no-stop", no_argument, NULL, 'n'},
 		{0},
 	};
 	const char *out_path = NULL, *pid_arg = NULL, *name;
@@ -317,6 +428,7 @@ int main(int argc, char **argv)
 	tnfctl_handle_t *h;
 	pid_t pid = 0;
 	int c, fd, sig, status;
+	bool no_stop = false;
 	char *end;
 	long v;
 
@@ -328,6 +440,9 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			out_path = optarg;
+			break;
+		case 'n':
+			no_stop = true;
 			break;
 		case 'p':
 			pid_arg = optarg;
@@ -366,6 +481,8 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 
+	if (no_stop)
+		return follow_no_stop(pid ? pid_arg : argv[optind], pid, &argv[optind]);
 	if (pid) {
 		name = pid_arg;
 		err = tnfctl_pid_open(pid, &h);
@@ -373,10 +490,8 @@ int main(int argc, char **argv)
 		name = argv[optind];
 		err = tnfctl_exec_open(name, &argv[optind], NULL, NULL, NULL, &h);
 	}
-	if (err != TNFCTL_ERR_NONE) {
-		msg("%s: %s", name, tnfctl_strerror(err));
-		return err == TNFCTL_ERR_FILENOTFOUND ? 127 : err == TNFCTL_ERR_ACCES ? 126 : 1;
-	}
+	if (err != TNFCTL_ERR_NONE)
+		return open_failed(name, err);
 	/* Only now: an ignored SIGPIPE would have been inherited across the exec. */
 	signal(SIGPIPE, SIG_IGN);
 	if (tnfctl_trace_attrs_get(h, &attrs) == TNFCTL_ERR_NONE)

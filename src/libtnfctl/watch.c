@@ -66,8 +66,10 @@ static uint64_t ring_size(void)
 	return s;
 }
 
+static bool group_dead_arg;
+
 /* Does this kernel's sched_process_exit tracepoint pass group_dead (6.16+)? */
-static bool exit_has_group_dead(void)
+static void check_group_dead(void)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
 	const struct btf_type *t;
@@ -75,7 +77,7 @@ static bool exit_has_group_dead(void)
 	bool ok = false;
 
 	if (!btf)
-		return false;
+		return;
 	id = btf__find_by_name_kind(btf, "btf_trace_sched_process_exit", BTF_KIND_TYPEDEF);
 	if (id > 0) {
 		t = btf__type_by_id(btf, id);
@@ -84,7 +86,16 @@ static bool exit_has_group_dead(void)
 		ok = t && btf_is_func_proto(t) && btf_vlen(t) == 3;
 	}
 	btf__free(btf);
-	return ok;
+	group_dead_arg = ok;
+}
+
+/* Parsing the kernel's BTF takes tens of ms: once per process. */
+static bool exit_has_group_dead(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, check_group_dead);
+	return group_dead_arg;
 }
 
 static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
