@@ -5,6 +5,8 @@
  * exit statuses), never against the library.  The workloads are this binary
  * run as `test_watch --wl KIND ARGS...`, so their shape is in this file.
  */
+#include <grp.h>
+#include <stdbool.h>
 #include <sys/syscall.h>
 #include "testlib.h"
 
@@ -182,21 +184,12 @@ static char self_exe[PATH_MAX];
 static tnfctl_watch_t *open_watches[8];
 static int nfds_at_setup;
 
-static int count_fds(void)
-{
-	struct dirent *de;
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	while (d && (de = readdir(d)))
-		n += de->d_name[0] != '.';
-	if (d)
-		closedir(d);
-	return n;
-}
-
-/* BPF links still open in this process (a watch left behind). */
-static int count_bpf_links(void)
+/*
+ * Descriptors a watch may leave behind: BPF maps, programs and links, perf
+ * events, epoll and timer fds.  (Pipes are left out: testlib's waitpid
+ * helper closes its own from a detached thread, a little later.)
+ */
+static int count_fds(const char *what)
 {
 	char path[300], target[128];
 	struct dirent *de;
@@ -207,10 +200,12 @@ static int count_bpf_links(void)
 	while (d && (de = readdir(d))) {
 		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
 		len = readlink(path, target, sizeof(target) - 1);
-		if (len > 0) {
-			target[len] = '\0';
-			n += !!strstr(target, "bpf_link") || !!strstr(target, "bpf-link");
-		}
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		if (!strncmp(target, "anon_inode:", 11) && !strstr(target, "pidfd") &&
+		    strstr(target, what))
+			n++;
 	}
 	if (d)
 		closedir(d);
@@ -219,7 +214,7 @@ static int count_bpf_links(void)
 
 static int w_setup(void **state)
 {
-	nfds_at_setup = count_fds();
+	nfds_at_setup = count_fds("");
 	return tl_setup(state);
 }
 
@@ -257,13 +252,14 @@ static int w_teardown(void **state)
 			open_watches[i] = NULL;
 		}
 	ret = tl_teardown(state);
-	n = count_fds();
+	n = count_fds("");
 	if (n != nfds_at_setup) {
-		print_error("ERROR: %d descriptors open after the test, %d before\n", n,
-			    nfds_at_setup);
+		print_error("ERROR: %d BPF, perf, epoll or timer descriptors open after the "
+			    "test, %d before\n",
+			    n, nfds_at_setup);
 		ret = -1;
 	}
-	if (count_bpf_links()) {
+	if (count_fds("bpf_link") || count_fds("bpf-link")) {
 		print_error("ERROR: BPF links left open\n");
 		ret = -1;
 	}
@@ -558,12 +554,470 @@ static void test_fork_bomb(void **state)
 	w_close(w);
 }
 
+/* Threads that fork: each FORK names the thread that forked, from its own log line. */
+static void test_threads_fork(void **state)
+{
+	char log[64], *argv[] = {self_exe, "--wl", "threads", "4", "5", log, NULL};
+	char *s, *line, *save = NULL;
+	tnfctl_watch_t *w;
+	struct wevs ev;
+	pid_t root;
+	int n = 0, tid, child, f, x;
+
+	(void)state;
+	tl_require_root();
+	log_new(log);
+	root = watch_exec_self(argv, 0, &w);
+	collect(w, &ev);
+	assert_int_equal(tl_reap(root), 0);
+	expect_counts(&ev, 20, 1, 21, 0);
+	s = log_read(log);
+	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "fork %d %d", &tid, &child) != 2)
+			fail_msg("bad log line \"%s\"", line);
+		n++;
+		f = find_fork_of(&ev, child);
+		x = find(&ev, TNFCTL_WATCH_EXIT, child, 0);
+		if (f < 0 || x < 0)
+			fail_msg("child %d: FORK %d EXIT %d", child, f, x);
+		assert_int_equal(ev.v[f].pid, root);
+		assert_int_equal(ev.v[f].tid, tid);
+		assert_int_not_equal(tid, root);
+		assert_true(f < x);
+		assert_int_equal(ev.v[x].status, 7);
+		assert_int_equal(ev.v[x].ppid, root);
+	}
+	unlink(log);
+	assert_int_equal(n, 20);
+	/* the threads' own ends are not process exits: one EXIT for the root, last */
+	assert_int_equal(find(&ev, TNFCTL_WATCH_EXIT, root, 1), -1);
+	assert_int_equal(ev.v[ev.n - 1].pid, root);
+	assert_int_equal(ev.v[ev.n - 1].kind, TNFCTL_WATCH_EXIT);
+	free(ev.v);
+	w_close(w);
+}
+
+/* Exec from a non-leader thread: one EXEC from that tid, no EXIT for the threads it ends. */
+static void test_exec_from_thread(void **state)
+{
+	char log[64], *argv[] = {self_exe, "--wl", "thread_exec", log, NULL};
+	tnfctl_watch_t *w;
+	struct wevs ev;
+	pid_t root;
+	int tid, pid, e;
+
+	(void)state;
+	tl_require_root();
+	log_new(log);
+	root = watch_exec_self(argv, 0, &w);
+	collect(w, &ev);
+	assert_int_equal(tl_reap(root), 0);
+	if (sscanf(log_read(log), "exec %d %d", &tid, &pid) != 2)
+		fail_msg("bad log \"%s\"", log_read(log));
+	unlink(log);
+	assert_int_equal(pid, root);
+	assert_int_not_equal(tid, root);
+	expect_counts(&ev, 0, 2, 1, 0);
+	assert_int_equal(ev.v[0].kind, TNFCTL_WATCH_EXEC);
+	assert_int_equal(ev.v[0].tid, root);
+	e = find(&ev, TNFCTL_WATCH_EXEC, root, 1);
+	assert_int_equal(e, 1);
+	assert_int_equal(ev.v[e].tid, tid);
+	assert_string_equal(ev.v[e].path, "/bin/true");
+	assert_string_equal(ev.v[e].argv0, "/bin/true");
+	assert_int_equal(ev.v[2].kind, TNFCTL_WATCH_EXIT);
+	assert_int_equal(ev.v[2].pid, root);
+	assert_int_equal(ev.v[2].status, 0);
+	free(ev.v);
+	w_close(w);
+}
+
+/* dlopen/dlclose in a running tl_target, attached: exactly these and its EXIT. */
+static void test_dlopen_dlclose(void **state)
+{
+	char plug[PATH_MAX];
+	tnfctl_watch_t *w;
+	struct tl_proc *p;
+	struct wevs ev;
+
+	(void)state;
+	tl_require_root();
+	tl_path_of(plug, "tests/solibs/libtl_plug.so");
+	p = tl_start_target(tl.target, 0);
+	assert_int_equal(tnfctl_watch_open(p->pid, TNFCTL_WATCH_DL, &w), TNFCTL_ERR_NONE);
+	w_track(w);
+	tl_send(p, "dlopen %s", plug);
+	tl_expect(p, "dlopen ok");
+	tl_send(p, "dlopen /nonexistent/libnothing.so");
+	tl_expect(p, "dlopen fail");
+	tl_send(p, "dlclose");
+	tl_expect(p, "dlclose 0");
+	tl_send(p, "exit 4");
+	collect(w, &ev);
+	assert_int_equal(WEXITSTATUS(tl_reap(p->pid)), 4);
+	expect_counts(&ev, 0, 0, 1, 2);
+	assert_int_equal(ev.v[0].kind, TNFCTL_WATCH_DLOPEN);
+	assert_int_equal(ev.v[0].pid, p->pid);
+	assert_int_equal(ev.v[0].tid, p->pid);
+	assert_string_equal(ev.v[0].path, plug);
+	assert_int_equal(ev.v[1].kind, TNFCTL_WATCH_DLCLOSE);
+	assert_string_equal(ev.v[1].path, plug);
+	assert_int_equal(ev.v[2].kind, TNFCTL_WATCH_EXIT);
+	assert_int_equal(ev.v[2].status, 4);
+	free(ev.v);
+	w_close(w);
+}
+
+/* Without TNFCTL_WATCH_DL: no DL event, even in a process that dlopens. */
+static void test_no_dl_without_flag(void **state)
+{
+	char plug[PATH_MAX];
+	tnfctl_watch_t *w;
+	struct tl_proc *p;
+	struct wevs ev;
+
+	(void)state;
+	tl_require_root();
+	tl_path_of(plug, "tests/solibs/libtl_plug.so");
+	p = tl_start_target(tl.target, 0);
+	assert_int_equal(tnfctl_watch_open(p->pid, 0, &w), TNFCTL_ERR_NONE);
+	w_track(w);
+	tl_send(p, "dlopen %s", plug);
+	tl_expect(p, "dlopen ok");
+	tl_send(p, "exit 0");
+	collect(w, &ev);
+	tl_reap(p->pid);
+	expect_counts(&ev, 0, 0, 1, 0);
+	free(ev.v);
+	w_close(w);
+}
+
+static int read_line_fd(int fd, char *buf, size_t size)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	size_t n = 0;
+	char c;
+
+	while (n < size - 1) {
+		if (poll(&pfd, 1, tl.timeout_ms) <= 0 || read(fd, &c, 1) != 1)
+			return -1;
+		if (c == '\n')
+			break;
+		buf[n++] = c;
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
+/*
+ * Attach to a running root with children and a grandchild: the descendants
+ * found at open are watched as well as the root.
+ */
+static void test_descendants_at_open(void **state)
+{
+	int reply[2], go[2], i, f, x, k;
+	char rfd[16], gfd[16], line[128], *argv[] = {self_exe, "--wl", "tree", rfd, gfd, NULL};
+	pid_t pids[4], ppids[4], kids[4], root, a, b;
+	int keep[3];
+	tnfctl_watch_t *w;
+	struct wevs ev;
+	char **env;
+
+	(void)state;
+	tl_require_root();
+	assert_int_equal(pipe2(reply, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+	snprintf(rfd, sizeof(rfd), "%d", reply[1]);
+	snprintf(gfd, sizeof(gfd), "%d", go[0]);
+	keep[0] = reply[1];
+	keep[1] = go[0];
+	keep[2] = -1;
+	env = tl_env_build(NULL);
+	root = tl_spawn(argv, env, -1, keep);
+	free(env);
+	close(reply[1]);
+	close(go[0]);
+	for (i = 0; i < 4; i++) {
+		if (read_line_fd(reply[0], line, sizeof(line)) ||
+		    sscanf(line, "ready %d %d", &pids[i], &ppids[i]) != 2)
+			fail_msg("no ready line from the tree (%d so far)", i);
+	}
+	assert_int_equal(tnfctl_watch_open(root, 0, &w), TNFCTL_ERR_NONE);
+	w_track(w);
+	close(go[1]); /* EOF: every process goes on */
+	collect(w, &ev);
+	for (i = 0; i < 4; i++) {
+		if (read_line_fd(reply[0], line, sizeof(line)) ||
+		    sscanf(line, "forked %d %d", &a, &b) != 2)
+			fail_msg("no forked line from the tree (%d so far)", i);
+		for (k = 0; k < 4 && pids[k] != a; k++)
+			;
+		assert_true(k < 4);
+		kids[k] = b;
+	}
+	close(reply[0]);
+	assert_int_equal(tl_reap(root), 0);
+	expect_counts(&ev, 4, 0, 8, 0);
+	for (i = 0; i < 4; i++) {
+		f = find_fork_of(&ev, kids[i]);
+		x = find(&ev, TNFCTL_WATCH_EXIT, kids[i], 0);
+		assert_true(f >= 0 && x > f);
+		assert_int_equal(ev.v[f].pid, pids[i]);
+		assert_int_equal(ev.v[x].status, 3);
+		x = find(&ev, TNFCTL_WATCH_EXIT, pids[i], 0);
+		assert_true(x >= 0);
+		assert_int_equal(ev.v[x].status, 0);
+	}
+	free(ev.v);
+	w_close(w);
+}
+
+/*
+ * A 4 KiB ring that nobody reads while 300 processes come and go: records
+ * are lost, and every one of them is accounted for (LOST events, holes in
+ * seq, tnfctl_watch_lost), never silently.
+ */
+static void test_lost_records_reported(void **state)
+{
+	char log[64], n[] = "300", *argv[] = {self_exe, "--wl", "bomb", n, log, NULL};
+	uint64_t lost = 0, maxseq = 0;
+	tnfctl_watch_t *w;
+	struct wevs ev;
+	pid_t root;
+	int i, delivered = 0, st;
+
+	(void)state;
+	tl_require_root();
+	log_new(log);
+	setenv("TNFCTL_WATCH_RINGBUF", "4096", 1);
+	root = watch_exec_self(argv, 0, &w);
+	unsetenv("TNFCTL_WATCH_RINGBUF");
+	/* The whole tree ends before a single record is read. */
+	assert_int_equal(tl_waitpid_timeout(root, &st, 0, tl.timeout_ms), root);
+	assert_int_equal(st, 0);
+	collect(w, &ev);
+	unlink(log);
+	for (i = 0; i < ev.n; i++) {
+		if (ev.v[i].kind == TNFCTL_WATCH_LOST) {
+			lost += ev.v[i].lost;
+			assert_int_equal(ev.v[i].untracked, 0);
+			continue;
+		}
+		delivered++;
+		if (ev.v[i].seq > maxseq)
+			maxseq = ev.v[i].seq;
+	}
+	print_message("# %d records delivered, %llu lost\n", delivered, (unsigned long long)lost);
+	assert_true(lost > 0);
+	assert_true(ev.count[TNFCTL_WATCH_LOST] >= 1);
+	/* 1 EXEC, 299 FORK, 300 EXIT */
+	assert_int_equal(delivered + lost, 600);
+	assert_true(maxseq < 600);
+	assert_int_equal(tnfctl_watch_lost(w), lost);
+	free(ev.v);
+	w_close(w);
+}
+
+struct side_tree {
+	char log[64], n[8];
+	tnfctl_watch_t *w;
+	pid_t root;
+	struct wevs ev;
+};
+
+static void *collect_thread(void *arg)
+{
+	struct side_tree *t = arg;
+	tnfctl_watch_event_t ev;
+	struct wev *e;
+	int r;
+
+	/* collect() without cmocka (not on the test's thread) */
+	memset(&t->ev, 0, sizeof(t->ev));
+	while ((r = tnfctl_watch_next(t->w, &ev, tl.timeout_ms)) == 1 &&
+	       ev.kind != TNFCTL_WATCH_END) {
+		t->ev.count[ev.kind]++;
+		if (t->ev.n == t->ev.cap) {
+			t->ev.cap = t->ev.cap ? 2 * t->ev.cap : 256;
+			t->ev.v = realloc(t->ev.v, t->ev.cap * sizeof(*t->ev.v));
+			if (!t->ev.v)
+				abort();
+		}
+		e = &t->ev.v[t->ev.n++];
+		memset(e, 0, sizeof(*e));
+		e->kind = ev.kind;
+		e->pid = ev.pid;
+		e->tid = ev.tid;
+		e->ppid = ev.ppid;
+		e->child = ev.child_pid;
+		e->status = ev.exit_status;
+		snprintf(e->path, sizeof(e->path), "%.255s", ev.path);
+	}
+	t->ev.count[TNFCTL_WATCH_END] = r == 1;
+	return NULL;
+}
+
+static bool in_log(const struct bomb_proc *bp, int n, pid_t pid)
+{
+	int k;
+
+	for (k = 0; k < n; k++)
+		if (bp[k].pid == pid)
+			return true;
+	return false;
+}
+
+/*
+ * Two watched trees and an unwatched one run side by side: each watch sees
+ * exactly its own tree, no pid of the others.
+ */
+static void test_trees_side_by_side(void **state)
+{
+	struct side_tree t[2];
+	char clog[64], *cargv[] = {self_exe, "--wl", "bomb", "200", clog, NULL};
+	struct bomb_proc *bp = calloc(200, sizeof(*bp)), *cp = calloc(200, sizeof(*cp));
+	pthread_t th[2];
+	pid_t c;
+	int i, j;
+	char **env;
+
+	(void)state;
+	tl_require_root();
+	assert_true(bp && cp);
+	log_new(clog);
+	for (i = 0; i < 2; i++) {
+		char *argv[] = {self_exe, "--wl", "bomb", t[i].n, t[i].log, NULL};
+
+		log_new(t[i].log);
+		snprintf(t[i].n, sizeof(t[i].n), "200");
+		t[i].root = watch_exec_self(argv, 0, &t[i].w);
+		th[i] = tl_thread_start(collect_thread, &t[i]);
+	}
+	env = tl_env_build(NULL);
+	c = tl_spawn(cargv, env, -1, NULL);
+	free(env);
+	for (i = 0; i < 2; i++)
+		tl_thread_join(th[i]);
+	assert_int_equal(tl_reap(c), 0);
+	assert_int_equal(bomb_parse(clog, cp, 200), 200);
+	unlink(clog);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(tl_reap(t[i].root), 0);
+		if (!t[i].ev.count[TNFCTL_WATCH_END])
+			fail_msg("watch %d: no END", i);
+		check_bomb(&t[i].ev, t[i].log, 200, t[i].root);
+		memset(bp, 0, 200 * sizeof(*bp));
+		bomb_parse(t[i].log, bp, 200);
+		unlink(t[i].log);
+		for (j = 0; j < t[i].ev.n; j++) {
+			const struct wev *e = &t[i].ev.v[j];
+
+			if (!in_log(bp, 200, e->pid) ||
+			    (e->kind == TNFCTL_WATCH_FORK && !in_log(bp, 200, e->child)))
+				fail_msg("watch %d saw pid %d (child %d), not of its tree", i,
+					 e->pid, e->child);
+			assert_false(in_log(cp, 200, e->pid));
+		}
+		free(t[i].ev.v);
+		w_close(t[i].w);
+	}
+	free(bp);
+	free(cp);
+}
+
+/* Bad arguments; a process the caller may not trace is refused. */
+static void test_errors_and_permission(void **state)
+{
+	tnfctl_watch_t *w = NULL;
+	pid_t pid, gone;
+	int st;
+
+	(void)state;
+	tl_require_root();
+	assert_int_equal(tnfctl_watch_open(getpid(), 0, NULL), TNFCTL_ERR_BADARG);
+	assert_int_equal(tnfctl_watch_open(getpid(), 0x80, &w), TNFCTL_ERR_BADARG);
+	assert_int_equal(tnfctl_watch_open(0, 0, &w), TNFCTL_ERR_NOPROCESS);
+	gone = fork();
+	if (gone == 0)
+		_exit(0);
+	tl_track_pid(gone);
+	tl_reap(gone);
+	assert_int_equal(tnfctl_watch_open(gone, 0, &w), TNFCTL_ERR_NOPROCESS);
+	assert_int_equal(tnfctl_watch_next(NULL, NULL, 0), -TNFCTL_ERR_BADARG);
+	assert_int_equal(tnfctl_watch_fd(NULL), -1);
+	tnfctl_watch_close(NULL);
+	{
+		char *argv[] = {"no-such-program-here", NULL};
+
+		assert_int_equal(tnfctl_watch_exec(argv[0], argv, NULL, 0, &w, &pid),
+				 TNFCTL_ERR_FILENOTFOUND);
+	}
+	/* nobody may not trace us (root): refused before any BPF */
+	pid = fork();
+	if (pid == 0) {
+		tnfctl_errcode_t err;
+
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(99);
+		err = tnfctl_watch_open(getppid(), 0, &w);
+		_exit(err);
+	}
+	tl_track_pid(pid);
+	st = tl_reap(pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), TNFCTL_ERR_ACCES);
+}
+
+/* tnfctl-follow --no-stop prints the tree's lines, as the stopping mode does. */
+static void test_follow_no_stop(void **state)
+{
+	char out[64], buf[8192],
+		*argv[] = {tl.follow, "--no-stop", "-o", out,
+			   "--",      "/bin/sh",   "-c", "/bin/true; (exit 6); exit 3",
+			   NULL};
+	int forks = 0, execs = 0, exits = 0, st;
+	char *line, *save = NULL, ev[16], rest[512];
+	double ms;
+	pid_t pid, p;
+	char **env;
+
+	(void)state;
+	tl_require_root();
+	log_new(out);
+	env = tl_env_build(NULL);
+	pid = tl_spawn(argv, env, -1, NULL);
+	free(env);
+	st = tl_reap(pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 3);
+	assert_true(tl_read_file(out, buf, sizeof(buf)) > 0);
+	unlink(out);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		rest[0] = '\0';
+		if (sscanf(line, "%lf %d %15s %511[^\n]", &ms, &p, ev, rest) < 3)
+			fail_msg("bad line \"%s\"", line);
+		forks += !strcmp(ev, "FORK") && !strncmp(rest, "child ", 6);
+		execs += !strcmp(ev, "EXEC") && !strcmp(rest, "/bin/true");
+		exits += !strcmp(ev, "EXIT") && !strncmp(rest, "status ", 7);
+		if (!strcmp(ev, "EXEC") && strcmp(rest, "/bin/true"))
+			fail_msg("unexpected EXEC line \"%s\" (the root's own exec is not printed)",
+				 line);
+	}
+	assert_int_equal(forks, 2);
+	assert_int_equal(execs, 1);
+	assert_int_equal(exits, 3);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		W_TEST(test_shell_loop),
-		W_TEST(test_fork_bomb),
-		TL_FINAL_TEST,
+		W_TEST(test_shell_loop),	  W_TEST(test_fork_bomb),
+		W_TEST(test_threads_fork),	  W_TEST(test_exec_from_thread),
+		W_TEST(test_dlopen_dlclose),	  W_TEST(test_no_dl_without_flag),
+		W_TEST(test_descendants_at_open), W_TEST(test_lost_records_reported),
+		W_TEST(test_trees_side_by_side),  W_TEST(test_errors_and_permission),
+		W_TEST(test_follow_no_stop),	  TL_FINAL_TEST,
 	};
 	ssize_t n;
 
