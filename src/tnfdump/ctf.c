@@ -801,7 +801,8 @@ static void write_packet(FILE *s, const struct ctf_row *rows, size_t from, size_
 		fwrite(&r->tid, 8, 1, s);
 		u32 = (uint32_t)r->cpu;
 		fwrite(&u32, 4, 1, s);
-		fwrite(r->data, 1, r->len, s);
+		if (r->len) /* an event without fields has no data buffer */
+			fwrite(r->data, 1, r->len, s);
 	}
 }
 
@@ -842,7 +843,9 @@ int ctf_write(struct ctf_trace *c)
 	FILE *m, *s;
 	int status;
 
-	qsort(c->rows, c->n, sizeof(*c->rows), row_cmp);
+	/* no rows: rows is NULL, which qsort must not be given */
+	if (c->n)
+		qsort(c->rows, c->n, sizeof(*c->rows), row_cmp);
 	m = create_in(c, "metadata");
 	if (!m) {
 		fprintf(stderr, "tnfdump: %s/metadata: %s\n", c->dir, strerror(errno));

@@ -454,7 +454,9 @@ int json_print(struct json_trace *j, FILE *out, char *const files[], int nfiles)
 	size_t i;
 	int k, err;
 
-	qsort(j->rows, j->n, sizeof(*j->rows), jrow_time_cmp);
+	/* no rows: rows is NULL, which qsort must not be given */
+	if (j->n)
+		qsort(j->rows, j->n, sizeof(*j->rows), jrow_time_cmp);
 	base = j->n ? j->rows[0].time : 0;
 	fputs("{\"traceEvents\":[\n", out);
 	err = json_metadata(out, j);
