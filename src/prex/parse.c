@@ -289,7 +289,9 @@ static void statement(struct parser *p)
 			return fail(p);
 		next(p);
 		if (expect_eol(p) && source_push(w->text))
-			semantic_error("cannot open \"%s\": %s", w->text, strerror(errno));
+			semantic_error("cannot open \"%s\": %s", w->text,
+				       source_full() ? "files sourced too deeply (a loop?)"
+						     : strerror(errno));
 		return;
 	case K_HELP:
 		w = peek(p);

@@ -54,6 +54,7 @@ void prex_request_continue(void);
 /* ---- source.c ---- */
 void source_init(void);
 int source_push(const char *path); /* 0, or -1 with errno */
+bool source_full(void);		   /* no room for one more `source` */
 /*
  * Reads one logical line (backslash-newline joined, ending in '\n') into
  * *text (malloc'ed, the caller frees).  Returns 1 on a line, 0 when stdin

@@ -65,6 +65,11 @@ void syntax_error(int line, const char *tok)
 	fprintf(stderr, "\"%s\", line %d: syntax error on or before \"%s\"\n", cur_name, line, tok);
 }
 
+bool source_full(void)
+{
+	return depth == MAX_DEPTH;
+}
+
 const char *source_name(void)
 {
 	return cur_name;
@@ -83,6 +88,7 @@ bool source_is_tty(void)
 int source_push(const char *path)
 {
 	struct source *s;
+	struct stat st;
 	FILE *fp;
 
 	if (depth == MAX_DEPTH) {
@@ -92,6 +98,12 @@ int source_push(const char *path)
 	fp = fopen(path, "re");
 	if (!fp)
 		return -1;
+	/* fopen() opens a directory; reading it would fail as a silent EOF */
+	if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(fp);
+		errno = EISDIR;
+		return -1;
+	}
 	s = &stack[depth++];
 	s->name = strdup(path);
 	s->fp = fp;
@@ -141,40 +153,77 @@ static void pop(void)
 	free(s->name);
 }
 
-/* One physical line with its '\n' (added at a file's end), NULL at EOF. */
-static char *read_physical(struct source *s, bool continued)
+/*
+ * One physical line with its '\n' (added at a file's end), NULL at EOF;
+ * *nul tells whether it held a NUL byte.
+ */
+static char *read_physical(struct source *s, bool continued, bool *nul)
 {
-	char *line = NULL, prompt[PATH_MAX + 4];
-	size_t cap = 0;
+	char *line = NULL, *chunk = NULL, prompt[PATH_MAX + 4];
+	size_t len = 0, cap = 0;
 	ssize_t n;
 
+	*nul = false;
 	if (s->fp == stdin && editing) {
 		snprintf(prompt, sizeof(prompt), "%s> ", g_opt.argv0);
 		return edit_getline(continued ? "" : prompt);
 	}
 	for (;;) {
+		char *nl;
+
 		errno = 0;
-		n = getline(&line, &cap, s->fp);
-		if (n < 0 && errno == EINTR) {
-			clearerr(s->fp); /* a SIGINT at the prompt: keep reading */
+		n = getline(&chunk, &cap, s->fp);
+		if (n > 0) {
+			nl = realloc(line, len + n + 2);
+			if (!nl) {
+				perror("prex");
+				exit(1);
+			}
+			line = nl;
+			memcpy(line + len, chunk, n);
+			len += n;
+			line[len] = '\0';
+			if (line[len - 1] == '\n')
+				break;
+		}
+		/*
+		 * A SIGINT at the prompt interrupts the read, maybe in the middle
+		 * of a line (getline then returns the part it has, with the error
+		 * flag set).  Keep what came and read on: the flag would make
+		 * every later getline fail, ending prex as if at EOF, and the
+		 * part alone is not the command that was sent.
+		 */
+		if (ferror(s->fp) && errno == EINTR) {
+			clearerr(s->fp);
 			continue;
+		}
+		if (n < 0 && ferror(s->fp) && !len && errno) {
+			/* e.g. EIO; EISDIR cannot happen, source_push refuses dirs */
+			prex_msg("error reading %s: %s", s->name, strerror(errno));
 		}
 		break;
 	}
-	if (n < 0) {
+	free(chunk);
+	if (!len) {
 		free(line);
 		return NULL;
 	}
-	if (n == 0 || line[n - 1] != '\n') {
-		char *nl = realloc(line, n + 2);
+	/*
+	 * The lexer works on C strings: a NUL would silently cut the line
+	 * short (`quit\0 resume` read as `quit`).  Blank them out and let
+	 * the caller reject the statement.
+	 */
+	if (memchr(line, '\0', len)) {
+		size_t i;
 
-		if (!nl) {
-			perror("prex");
-			exit(1);
-		}
-		line = nl;
-		line[n] = '\n';
-		line[n + 1] = '\0';
+		*nul = true;
+		for (i = 0; i < len; i++)
+			if (!line[i])
+				line[i] = ' ';
+	}
+	if (line[len - 1] != '\n') {
+		line[len] = '\n';
+		line[len + 1] = '\0';
 	}
 	return line;
 }
@@ -183,10 +232,12 @@ int source_read(char **text, int *first_line)
 {
 	char *acc = NULL;
 	size_t len = 0;
+	int nul_line = 0;
 
 	for (;;) {
 		struct source *s = &stack[depth - 1];
-		char *line = read_physical(s, acc != NULL);
+		bool nul;
+		char *line = read_physical(s, acc != NULL, &nul);
 		size_t n;
 
 		if (!line) {
@@ -210,6 +261,8 @@ int source_read(char **text, int *first_line)
 			snprintf(cur_name, sizeof(cur_name), "%s", s->name);
 			*first_line = s->line;
 		}
+		if (nul && !nul_line)
+			nul_line = s->line;
 		s->line++;
 		n = strlen(line);
 		acc = realloc(acc, len + n + 1);
@@ -233,6 +286,12 @@ int source_read(char **text, int *first_line)
 		}
 		acc[len++] = '\n';
 		acc[len] = '\0';
+	}
+	if (nul_line) {
+		/* a NUL is no token: the statement fails as on an INVAL one */
+		syntax_error(nul_line, "\\0");
+		acc[0] = '\n';
+		acc[1] = '\0';
 	}
 	*text = acc;
 	return 1;
