@@ -554,8 +554,9 @@ uint64_t tnfctl_events_lost(void);
  *
  * The watch lives in the calling process (its own BPF object, maps and ring
  * buffer; no tracer helper), so it needs what the BPF side of every open
- * needs (root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE) and a kernel with
- * the bpf_task_from_pid kfunc (6.2 and later).  Watches are independent of
+ * needs (root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE) and a kernel whose
+ * BPF syscall programs may call the bpf_task_from_pid kfunc (tested on 6.18;
+ * without it the open fails with TNFCTL_ERR_INTERNAL).  Watches are independent of
  * each other and of the handles of the stopping API; one thread at a time
  * per watch.  Every descriptor it opens is close-on-exec.
  *
@@ -576,7 +577,13 @@ uint64_t tnfctl_events_lost(void);
  */
 #define TNFCTL_WATCH_DELAY_MS 10
 
-/* Flags of tnfctl_watch_open() and tnfctl_watch_exec(). */
+/*
+ * Flags of tnfctl_watch_open() and tnfctl_watch_exec().  TNFCTL_WATCH_DL
+ * probes dlopen/dlclose in each libc the tree maps (seen at open and at each
+ * EXEC: a process with a libc not seen before may dlopen unseen until then);
+ * attaching and detaching those probes costs tenths of a second at open and
+ * close, depending on how many processes map that libc.
+ */
 #define TNFCTL_WATCH_DL 0x1u /* also report dlopen() and dlclose() calls */
 
 typedef struct tnfctl_watch tnfctl_watch_t;
