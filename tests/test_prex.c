@@ -339,6 +339,25 @@ static void test_usage_errors(void **state)
 	}
 }
 
+/* --help is not an error: the usage on stdout, status 0. */
+static void test_help_option(void **state)
+{
+	static const char *const args[] = {"--help", NULL};
+	static char out[8192], err[8192];
+	struct prex *x;
+
+	(void)state;
+	x = prex_spawn(args, false, NULL, NULL);
+	close(x->in_w);
+	rd_rest(&x->out, out, sizeof(out));
+	rd_rest(&x->err, err, sizeof(err));
+	assert_non_null(strstr(out, "usage: prex [options] cmd [cmd-args...]"));
+	assert_string_equal(err, "");
+	assert_int_equal(prex_wait(x), 0);
+	close(x->out.fd);
+	close(x->err.fd);
+}
+
 /* Every command through a pipe, compared line by line; then the trace file. */
 static void test_session_every_command(void **state)
 {
@@ -1011,6 +1030,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		TL_TEST(test_usage_errors),
+		TL_TEST(test_help_option),
 		TL_TEST(test_session_every_command),
 		TL_TEST(test_selectors),
 		TL_TEST(test_history_replay_dlopen),

@@ -42,11 +42,14 @@ void prex_quit(tnfctl_targ_op_t op)
 	exit(rc);
 }
 
+/* A usage error (exit 1, on stderr), or the answer to --help (exit 0, on stdout). */
 static void usage(const char *msg)
 {
+	FILE *out = msg ? stderr : stdout;
+
 	if (msg)
 		fprintf(stderr, "%s: %s\n", g_opt.argv0, msg);
-	fprintf(stderr,
+	fprintf(out,
 		"usage: %s [options] cmd [cmd-args...]\n"
 		"       %s [options] -p pid\n"
 		"       %s -k [-s KB]   (kernel mode, not available on Linux)\n"
@@ -56,7 +59,7 @@ static void usage(const char *msg)
 		"  -l, --preload LIBS  shared objects to preload (cmd only)\n"
 		"  -f, --follow        follow forked children and exec'd images\n",
 		g_opt.argv0, g_opt.argv0, g_opt.argv0);
-	exit(1);
+	exit(msg ? 1 : 0);
 }
 
 static void parse_args(int argc, char **argv)
