@@ -193,6 +193,41 @@ int cooked_record(struct event_table *t, FILE *out, struct tnf_file *f, struct t
 	return add_event(t, f, &ev, hex);
 }
 
+/*
+ * The judgement every format shares: the exports run exactly the reads the
+ * text output does, so a file is bad (and from which record on) whatever
+ * the format.  The text is thrown away; hex only changes how numbers look.
+ */
+int cooked_check(struct tnf_file *f, struct tnf_datum rec, struct tnf_event *ev)
+{
+	char *text = NULL;
+	size_t len;
+	FILE *sink;
+	int err;
+
+	if (tnf_is_probe_type(rec)) {
+		sink = open_memstream(&text, &len);
+		if (!sink)
+			return -TNF_ERR_NOMEM;
+		err = probe_line(sink, f, rec, false);
+		if (fclose(sink) && !err)
+			err = -TNF_ERR_NOMEM;
+		free(text);
+		return err;
+	}
+	err = tnf_event_get(f, rec, ev);
+	if (err <= 0)
+		return err;
+	err = event_text(f, ev, false, &text);
+	free(text);
+	return err ? err : 1;
+}
+
+int cooked_value(FILE *out, struct tnf_file *f, struct tnf_datum d)
+{
+	return target(out, f, d, false, 0);
+}
+
 static int row_cmp(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;

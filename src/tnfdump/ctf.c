@@ -19,7 +19,11 @@
  *    string is a string, of a record a struct of its slots (tnf_tag left
  *    out), of anything else the text the cooked output prints;
  *  - field names get a leading underscore, which CTF readers drop, so a
- *    slot named like a TSDL keyword still works.
+ *    slot named like a TSDL keyword still works;
+ *  - the events, and whether a file is bad, are what the cooked output
+ *    judges (cooked_check()): a slot whose declared type cannot be read is
+ *    a null-or-text variant holding what the cooked output prints, and an
+ *    unreadable value is null, "" or 0, never a failed file.
  * Every integer is byte aligned and the file has the writer's byte order,
  * so a value is stored as its bytes, without padding.
  */
@@ -119,6 +123,7 @@ enum ctf_field {
 	CF_TEXT,       /* inline non-scalar or unknown scalar: its description */
 	CF_REF_TEXT,   /* reference: null or a string */
 	CF_REF_STRUCT, /* reference to a record: null or a struct */
+	CF_DEGRADED,   /* type unknown: null or the text the cooked output prints */
 };
 
 static enum ctf_field classify(const struct tnf_type *t, int depth)
@@ -193,6 +198,34 @@ static struct tnf_datum type_datum(const struct tnf_type *t)
 	struct tnf_datum d = {1, t};
 
 	return d;
+}
+
+/*
+ * How slot @i of struct type @t is written, with its declared type in *st
+ * (NULL if degraded).  It is decided from the type alone, so the metadata
+ * and every payload agree.  The cooked pass that judged the file never
+ * reads declared types, so one that cannot be read, or an inline one
+ * libtnf does not store as declared (its values could not fill the
+ * declared field), degrades the field instead of failing the file.
+ */
+static enum ctf_field field_of(struct tnf_file *f, const struct tnf_type *t, unsigned i, int depth,
+			       const struct tnf_type **st)
+{
+	struct tnf_datum v;
+	enum ctf_field cf;
+
+	if (slot_type(f, t, i, st))
+		goto degraded;
+	cf = classify(*st, depth);
+	if (cf == CF_REF_TEXT || cf == CF_REF_STRUCT)
+		return cf;
+	/* an inline slot's datum carries libtnf's idea of its type */
+	if (tnf_slot_get(f, type_datum(t), i, &v) || !v.off || v.type != *st)
+		goto degraded;
+	return cf;
+degraded:
+	*st = NULL;
+	return CF_DEGRADED;
 }
 
 /* Field names of one struct, to keep them distinct. */
@@ -288,9 +321,9 @@ static void decl_int(FILE *m, const struct tnf_type *t)
 	fputs(" }", m);
 }
 
-/* The TSDL declaration of one slot of declared type @t named @name. */
-static int decl_slot(FILE *m, struct tnf_file *f, const struct tnf_type *t, struct names *nm,
-		     const char *name, int depth)
+/* The TSDL declaration of one slot, written as @cf, of declared type @t. */
+static int decl_slot(FILE *m, struct tnf_file *f, enum ctf_field cf, const struct tnf_type *t,
+		     struct names *nm, const char *name, int depth)
 {
 	char *fname, *tag;
 	int err = 0;
@@ -299,7 +332,7 @@ static int decl_slot(FILE *m, struct tnf_file *f, const struct tnf_type *t, stru
 	if (!fname)
 		return -TNF_ERR_NOMEM;
 	indent(m, depth);
-	switch (classify(t, depth)) {
+	switch (cf) {
 	case CF_INT:
 		decl_int(m, t);
 		break;
@@ -315,6 +348,7 @@ static int decl_slot(FILE *m, struct tnf_file *f, const struct tnf_type *t, stru
 		break;
 	case CF_REF_TEXT:
 	case CF_REF_STRUCT:
+	case CF_DEGRADED:
 		tag = field_name(nm, name, "_ref");
 		if (!tag)
 			return -TNF_ERR_NOMEM;
@@ -324,7 +358,7 @@ static int decl_slot(FILE *m, struct tnf_file *f, const struct tnf_type *t, stru
 			tag);
 		indent(m, depth);
 		fprintf(m, "variant <%s> { struct { } null; ", tag);
-		if (classify(t, depth) == CF_REF_TEXT) {
+		if (cf != CF_REF_STRUCT) {
 			fputs("string value; }", m);
 			break;
 		}
@@ -346,31 +380,35 @@ static int decl_fields(FILE *m, struct tnf_file *f, const struct tnf_type *t, un
 	unsigned i, n = tnf_slot_count(d);
 	struct names nm = {NULL, 0};
 	const struct tnf_type *st;
+	enum ctf_field cf;
 	int err = 0;
 
 	for (i = from; !err && i < n; i++) {
 		if (!strcmp(tnf_slot_name(d, i), "tnf_tag"))
 			continue;
-		err = slot_type(f, t, i, &st);
-		if (!err)
-			err = decl_slot(m, f, st, &nm, tnf_slot_name(d, i), depth);
+		cf = field_of(f, t, i, depth, &st);
+		err = decl_slot(m, f, cf, st, &nm, tnf_slot_name(d, i), depth);
 	}
 	names_free(&nm);
 	return err;
 }
 
-static int put_int(struct buf *b, struct tnf_file *f, struct tnf_datum v)
+/*
+ * An integer of declared type @t.  The field has its width whatever
+ * happens: a value that cannot be read (a damaged record) is written as 0,
+ * as a NULL has no place in a plain integer.
+ */
+static void put_int(struct buf *b, struct tnf_file *f, const struct tnf_type *t, bool ok,
+		    struct tnf_datum v)
 {
-	unsigned n = int_bytes(tnf_datum_kind(v));
-	int64_t x;
+	unsigned n = int_bytes(tnf_type_kind(t));
+	int64_t x = 0;
 	uint32_t u32;
 	uint16_t u16;
 	uint8_t u8;
-	int err;
 
-	err = tnf_get_int(f, v, &x);
-	if (err)
-		return err;
+	if (!ok || v.type != t || tnf_get_int(f, v, &x))
+		x = 0;
 	/* host order: the metadata declares the host's byte order */
 	if (n == 1) {
 		u8 = (uint8_t)x;
@@ -384,25 +422,23 @@ static int put_int(struct buf *b, struct tnf_file *f, struct tnf_datum v)
 	} else {
 		buf_put(b, &x, 8);
 	}
-	return 0;
 }
 
-static int put_float(struct buf *b, struct tnf_file *f, struct tnf_datum v)
+/* A float or double of declared type @t; unreadable is 0, as put_int(). */
+static void put_float(struct buf *b, struct tnf_file *f, const struct tnf_type *t, bool ok,
+		      struct tnf_datum v)
 {
-	double x;
+	double x = 0;
 	float y;
-	int err;
 
-	err = tnf_get_float(f, v, &x);
-	if (err)
-		return err;
-	if (tnf_datum_kind(v) == TNF_K_FLOAT32) {
+	if (!ok || v.type != t || tnf_get_float(f, v, &x))
+		x = 0;
+	if (tnf_type_kind(t) == TNF_K_FLOAT32) {
 		y = (float)x;
 		buf_put(b, &y, 4);
 	} else {
 		buf_put(b, &x, 8);
 	}
-	return 0;
 }
 
 /* What the cooked output prints for a value that has no CTF shape. */
@@ -443,37 +479,89 @@ static int put_text(struct buf *b, struct tnf_file *f, struct tnf_datum v)
 	return 0;
 }
 
+/*
+ * What the cooked output prints for @v, for a degraded field.  A char
+ * prints as itself and may be NUL, which would end the CTF string early.
+ */
+static int put_cooked(struct buf *b, struct tnf_file *f, struct tnf_datum v)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m;
+	int err;
+
+	m = open_memstream(&text, &len);
+	if (!m)
+		return -TNF_ERR_NOMEM;
+	err = cooked_value(m, f, v);
+	if (fclose(m) && !err)
+		err = -TNF_ERR_NOMEM;
+	if (!err)
+		buf_text(b, text, strnlen(text, len));
+	free(text);
+	return err;
+}
+
 static int put_fields(struct buf *b, struct tnf_file *f, const struct tnf_type *t,
 		      struct tnf_datum rec, unsigned from, int depth);
 
 /* The value @v of a slot declared with type @t, as decl_slot() laid it out. */
-static int put_slot(struct buf *b, struct tnf_file *f, const struct tnf_type *t, struct tnf_datum v,
-		    int depth)
+/*
+ * Slot value @v (@ok: libtnf gave it) of a field written as @cf with
+ * declared type @t, laid out as decl_slot() declared it.  Only running out
+ * of memory fails: a value that cannot be read is degraded (null, "" or
+ * 0), as the file was already judged readable.
+ */
+static int put_slot(struct buf *b, struct tnf_file *f, enum ctf_field cf, const struct tnf_type *t,
+		    bool ok, struct tnf_datum v, int depth)
 {
-	enum ctf_field cf = classify(t, depth);
+	struct buf tb = {NULL, 0, 0, false};
 	uint8_t tag;
+	int err = 0;
 
 	switch (cf) {
 	case CF_INT:
-		return put_int(b, f, v);
+		put_int(b, f, t, ok, v);
+		return 0;
 	case CF_FLOAT:
-		return put_float(b, f, v);
+		put_float(b, f, t, ok, v);
+		return 0;
 	case CF_TEXT:
-		return put_text(b, f, v);
+		err = ok && v.off ? put_text(b, f, v) : -TNF_ERR_BADRECORD;
+		if (err == -TNF_ERR_NOMEM)
+			return err;
+		if (err)
+			buf_text(b, "", 0);
+		return 0;
+	case CF_REF_STRUCT:
+		/*
+		 * A record of another type than the slot declares has no
+		 * place in the declared struct: it goes out as NULL rather
+		 * than misread.
+		 */
+		tag = ok && v.off && v.type == t;
+		buf_put(b, &tag, 1);
+		return tag ? put_fields(b, f, t, v, 0, depth + 1) : 0;
 	default:
 		break;
 	}
-	/*
-	 * A record of another type than the slot declares has no place in
-	 * the declared struct: it goes out as NULL rather than misread.
-	 */
-	tag = v.off && (cf == CF_REF_TEXT || v.type == t);
+	/* text built aside: an unreadable value becomes NULL, not half a string */
+	if (ok && v.off) {
+		if (cf == CF_REF_TEXT && (tnf_type_props(v.type) & TNF_PROP_TAGGED))
+			err = put_text(&tb, f, v);
+		else
+			err = put_cooked(&tb, f, v);
+	}
+	if (tb.oom || err == -TNF_ERR_NOMEM) {
+		free(tb.p);
+		return -TNF_ERR_NOMEM;
+	}
+	tag = ok && v.off && !err;
 	buf_put(b, &tag, 1);
-	if (!tag)
-		return 0;
-	if (cf == CF_REF_TEXT)
-		return put_text(b, f, v);
-	return put_fields(b, f, t, v, 0, depth + 1);
+	if (tag)
+		buf_put(b, tb.p, tb.n);
+	free(tb.p);
+	return 0;
 }
 
 static int put_fields(struct buf *b, struct tnf_file *f, const struct tnf_type *t,
@@ -482,16 +570,15 @@ static int put_fields(struct buf *b, struct tnf_file *f, const struct tnf_type *
 	struct tnf_datum d = type_datum(t), v;
 	unsigned i, n = tnf_slot_count(d);
 	const struct tnf_type *st;
+	enum ctf_field cf;
 	int err = 0;
 
 	for (i = from; !err && i < n; i++) {
 		if (!strcmp(tnf_slot_name(d, i), "tnf_tag"))
 			continue;
-		err = slot_type(f, t, i, &st);
-		if (!err)
-			err = tnf_slot_get(f, rec, i, &v);
-		if (!err)
-			err = put_slot(b, f, st, v, depth);
+		cf = field_of(f, t, i, depth, &st);
+		err = tnf_slot_get(f, rec, i, &v);
+		err = put_slot(b, f, cf, st, !err, v, depth);
 	}
 	return err;
 }
@@ -582,22 +669,18 @@ static struct ctf_row *new_row(struct ctf_trace *c)
 	return &c->rows[c->n];
 }
 
-int ctf_record(struct ctf_trace *c, struct tnf_file *f, struct tnf_datum rec)
+int ctf_event(struct ctf_trace *c, struct tnf_file *f, const struct tnf_event *ev)
 {
 	struct buf b = {NULL, 0, 0, false};
-	struct tnf_event ev;
 	struct ctf_row *r;
 	int err;
 
-	err = tnf_event_get(f, rec, &ev);
-	if (err <= 0)
-		return err;
 	r = new_row(c);
 	if (!r)
 		return -TNF_ERR_NOMEM;
-	err = class_of(c, f, &ev, &r->id);
+	err = class_of(c, f, ev, &r->id);
 	if (!err)
-		err = put_fields(&b, f, ev.record.type, ev.record, ev.first_arg, 0);
+		err = put_fields(&b, f, ev->record.type, ev->record, ev->first_arg, 0);
 	if (!err && b.oom)
 		err = -TNF_ERR_NOMEM;
 	if (err) {
@@ -606,12 +689,12 @@ int ctf_record(struct ctf_trace *c, struct tnf_file *f, struct tnf_datum rec)
 	}
 	r->data = b.p;
 	r->len = b.n;
-	r->time = ev.time;
+	r->time = ev->time;
 	r->seq = c->n;
-	r->tid = ev.tid;
-	r->pid = ev.pid;
-	r->lwpid = ev.lwpid;
-	r->cpu = ev.cpuid;
+	r->tid = ev->tid;
+	r->pid = ev->pid;
+	r->lwpid = ev->lwpid;
+	r->cpu = ev->cpuid;
 	c->n++;
 	return 0;
 }

@@ -33,13 +33,23 @@ int cooked_record(struct event_table *t, FILE *out, struct tnf_file *f, struct t
 		  bool hex);
 /* The header and the events sorted by time (nothing if there are none). */
 void cooked_print(struct event_table *t, FILE *out);
+/*
+ * The reads cooked_record() does for @rec, without output: <0 the file is
+ * bad from @rec on, 0 not an event, 1 an event (*ev filled).
+ */
+int cooked_check(struct tnf_file *f, struct tnf_datum rec, struct tnf_event *ev);
+/* One value as the cooked output prints it after "slot: ". */
+int cooked_value(FILE *out, struct tnf_file *f, struct tnf_datum d);
 
 /* json.c: --format=json, Chrome trace-event JSON of the events */
 struct json_trace;
 struct json_trace *json_new(void);
 void json_free(struct json_trace *j);
-/* An event joins the trace; other records are ignored. */
-int json_record(struct json_trace *j, struct tnf_file *f, struct tnf_datum rec);
+/*
+ * An event cooked_check() accepted joins the trace.  A value libtnf cannot
+ * read is null: only -TNF_ERR_NOMEM fails.
+ */
+int json_event(struct json_trace *j, struct tnf_file *f, const struct tnf_event *ev);
 /* Metadata, then the events sorted by time; @files go to otherData. */
 int json_print(struct json_trace *j, FILE *out, char *const files[], int nfiles);
 
@@ -48,8 +58,13 @@ struct ctf_trace;
 /* Creates @dir (0700) or takes an empty one; reports why not on stderr. */
 int ctf_new(const char *dir, struct ctf_trace **out);
 void ctf_free(struct ctf_trace *c);
-int ctf_record(struct ctf_trace *c, struct tnf_file *f, struct tnf_datum rec);
-/* Before the file ctf_record() read is closed (forgets its types). */
+/*
+ * An event cooked_check() accepted joins the trace.  A field whose type or
+ * value libtnf cannot read is degraded (null, text or zero): only
+ * -TNF_ERR_NOMEM fails.
+ */
+int ctf_event(struct ctf_trace *c, struct tnf_file *f, const struct tnf_event *ev);
+/* Before the file ctf_event() read is closed (forgets its types). */
 void ctf_file_end(struct ctf_trace *c);
 /* Writes the metadata and stream files; 0, or 1 after a message. */
 int ctf_write(struct ctf_trace *c);

@@ -15,7 +15,11 @@
  * exceeds 2^53 (a double cannot hold them exactly): then a decimal string;
  * opaque values are "0x..." strings; chars and strings are strings (invalid
  * UTF-8 bytes become U+FFFD); NULL references are null; records are
- * objects with their type in "tnf_tag", then their slots.  Metadata events
+ * objects with their type in "tnf_tag", then their slots; a value libtnf
+ * cannot read (a damaged file the cooked pass still accepts) is null.
+ * Which events exist, and whether a file is bad, is the cooked output's
+ * judgement (cooked_check()), so the exit status never depends on the
+ * format.  Metadata events
  * name each process "pid N" and each thread "tid N".  Events are sorted by
  * time, stable in file order.
  */
@@ -184,6 +188,38 @@ static int json_scalar(FILE *out, struct tnf_file *f, struct tnf_datum d)
 
 static int json_value(FILE *out, struct tnf_file *f, struct tnf_datum d, int depth);
 
+/*
+ * A slot or element: @err is how getting @d went.  A value libtnf cannot
+ * read whole is null (the cooked pass already judged the file; this reads
+ * what the text output never does, e.g. array elements), and it is built
+ * aside first so that no half-written value breaks the document.
+ */
+static int json_member(FILE *out, struct tnf_file *f, int err, struct tnf_datum d, int depth)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (!err) {
+		m = open_memstream(&buf, &len);
+		if (!m)
+			return -TNF_ERR_NOMEM;
+		err = json_value(m, f, d, depth);
+		if (fclose(m) && !err)
+			err = -TNF_ERR_NOMEM;
+	}
+	if (err == -TNF_ERR_NOMEM) {
+		free(buf);
+		return err;
+	}
+	if (err)
+		fputs("null", out);
+	else
+		fwrite(buf, 1, len, out);
+	free(buf);
+	return 0;
+}
+
 /* Slots @from.. of @d as "name":value pairs, each preceded by @sep. */
 static int json_slots(FILE *out, struct tnf_file *f, struct tnf_datum d, unsigned from,
 		      const char *sep, int depth)
@@ -200,8 +236,7 @@ static int json_slots(FILE *out, struct tnf_file *f, struct tnf_datum d, unsigne
 		json_cstring(out, tnf_slot_name(d, i));
 		fputc(':', out);
 		err = tnf_slot_get(f, d, i, &v);
-		if (!err)
-			err = json_value(out, f, v, depth);
+		err = json_member(out, f, err, v, depth);
 		if (err)
 			return err;
 	}
@@ -219,8 +254,7 @@ static int json_array(FILE *out, struct tnf_file *f, struct tnf_datum d, int dep
 		if (i)
 			fputc(',', out);
 		err = tnf_element_get(f, d, i, &v);
-		if (!err)
-			err = json_value(out, f, v, depth + 1);
+		err = json_member(out, f, err, v, depth + 1);
 		if (err)
 			return err;
 	}
@@ -351,15 +385,11 @@ static int json_event_text(struct tnf_file *f, const struct tnf_event *ev, char 
 	return err;
 }
 
-int json_record(struct json_trace *j, struct tnf_file *f, struct tnf_datum rec)
+int json_event(struct json_trace *j, struct tnf_file *f, const struct tnf_event *ev)
 {
-	struct tnf_event ev;
 	struct jrow *r;
 	int err;
 
-	err = tnf_event_get(f, rec, &ev);
-	if (err <= 0)
-		return err;
 	if (j->n == j->cap) {
 		size_t cap = j->cap ? j->cap * 2 : 256;
 
@@ -370,15 +400,15 @@ int json_record(struct json_trace *j, struct tnf_file *f, struct tnf_datum rec)
 		j->cap = cap;
 	}
 	r = &j->rows[j->n];
-	err = json_event_text(f, &ev, &r->text);
+	err = json_event_text(f, ev, &r->text);
 	if (err)
 		return err;
-	r->time = ev.time;
+	r->time = ev->time;
 	r->seq = j->n;
-	r->tid = ev.tid;
-	r->pid = ev.pid;
-	r->lwpid = ev.lwpid;
-	r->kernel = ev.kernel;
+	r->tid = ev->tid;
+	r->pid = ev->pid;
+	r->lwpid = ev->lwpid;
+	r->kernel = ev->kernel;
 	j->n++;
 	return 0;
 }

@@ -122,16 +122,66 @@ static int raw_one(struct tnf_file *f, struct tnf_datum rec, bool hex)
 	return err;
 }
 
-/* Returns 0, or 1 if the file was reported as bad. */
+/* Returns 0, or a negative error that makes the file bad. */
 static int one_record(const struct options *o, struct tnf_file *f, struct tnf_datum rec)
 {
 	if (o->raw)
 		return raw_one(f, rec, o->hex);
-	if (o->format == FMT_JSON)
-		return json_record(o->json, f, rec);
-	if (o->format == FMT_CTF)
-		return ctf_record(o->ctf, f, rec);
 	return cooked_record(o->table, stdout, f, rec, o->hex);
+}
+
+static int export_event(const struct options *o, struct tnf_file *f, const struct tnf_event *ev)
+{
+	if (o->format == FMT_JSON)
+		return json_event(o->json, f, ev);
+	return ctf_event(o->ctf, f, ev);
+}
+
+/*
+ * An export: cooked_check() walks the whole file first, as the text output
+ * would, and alone decides which events exist and whether the file is bad,
+ * so every format agrees.  The error is reported before the events are
+ * rendered: rendering reads more (arrays, declared slot types), and a
+ * failure there, though only degrading a value, would move
+ * tnf_error_offset() and change the message.
+ */
+static int export_file(const char *path, const struct options *o, struct tnf_file *f)
+{
+	struct tnf_datum rec = {0, NULL};
+	struct tnf_event *evs = NULL, *v;
+	size_t n = 0, cap = 0, i;
+	int err, bad;
+
+	while ((err = tnf_record_next(f, &rec)) > 0) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			v = realloc(evs, cap * sizeof(*evs));
+			if (!v) {
+				err = -TNF_ERR_NOMEM;
+				break;
+			}
+			evs = v;
+		}
+		err = cooked_check(f, rec, &evs[n]);
+		if (err < 0)
+			break;
+		n += (size_t)err;
+	}
+	bad = err != 0;
+	if (bad)
+		file_error(path, err, f);
+	for (i = 0; i < n; i++) {
+		err = export_event(o, f, &evs[i]);
+		if (err) {
+			/* only out of memory: the rest of the file is lost */
+			if (!bad)
+				file_error(path, err, NULL);
+			bad = 1;
+			break;
+		}
+	}
+	free(evs);
+	return bad;
 }
 
 static int dump_file(const char *path, const struct options *o)
@@ -150,6 +200,13 @@ static int dump_file(const char *path, const struct options *o)
 		return 1;
 	}
 	note_drops(path, f);
+	if (o->format != FMT_TEXT) {
+		err = export_file(path, o, f);
+		if (o->format == FMT_CTF)
+			ctf_file_end(o->ctf);
+		tnf_close(f);
+		return err;
+	}
 	while ((err = tnf_record_next(f, &rec)) > 0) {
 		err = one_record(o, f, rec);
 		if (err)
@@ -157,8 +214,6 @@ static int dump_file(const char *path, const struct options *o)
 	}
 	if (err)
 		file_error(path, err, f);
-	if (o->format == FMT_CTF)
-		ctf_file_end(o->ctf);
 	tnf_close(f);
 	return err ? 1 : 0;
 }
