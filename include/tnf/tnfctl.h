@@ -277,6 +277,10 @@ tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *hndl, tnfctl_event_t *evt,
  * The handle is freed.  The operation has taken effect when this returns:
  * KILL: the target is gone; RESUME: every thread detached and running;
  * SUSPEND: every thread detached and in the job-control stop ('T').
+ * (An exec_open'd target is in its own process group with the caller as
+ * parent: when the caller exits, the kernel sends that orphaned, stopped
+ * group SIGHUP and SIGCONT, ending a target that does not ignore SIGHUP.
+ * Attach the next controller before the caller exits.)
  * Nothing is left behind: no stopped thread, no BPF tracking of the target.
  * (A thread blocked in vfork() is detached once the vfork returns.)
  *

@@ -35,7 +35,15 @@ void prex_request_continue(void)
 
 void prex_quit(tnfctl_targ_op_t op)
 {
-	int rc = targets_close(op);
+	int rc;
+
+	/* Orphaned process groups: the kernel sends a stopped one SIGHUP then SIGCONT. */
+	if (op == TNFCTL_TARG_SUSPEND && g_opt.cmd)
+		fprintf(stderr,
+			"%s: note: a target prex started gets SIGHUP and SIGCONT when prex "
+			"exits (its process group is orphaned); it ends unless it ignores SIGHUP\n",
+			g_opt.argv0);
+	rc = targets_close(op);
 
 	edit_end();
 	fflush(stdout);
