@@ -146,9 +146,31 @@ $(B)/bench/probe-cost: bench/probe-cost.c include/tnf/probe.h tests/helpers/tp_s
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/helpers -o $@ $< -ldl -lpthread
 
-bench: all $(B)/bench/probe-cost
+# The figures of bench/README.md (P1-P7): programs, all of them (make
+# bench, as root, ~10 min, installs the peers), and a seconds-long smoke run
+# with tiny sizes and no installs (a missing peer is skipped).
+BENCH_LTTNG := $(shell pkg-config --exists lttng-ust 2>/dev/null && echo 1)
+$(B)/bench/probes: bench/probes.c bench/probes_tp.h include/tnf/probe.h $(B)/libtnfctl.so $(B)/libtnfprobe.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Ibench $(if $(BENCH_LTTNG),,-DNO_LTTNG) -o $@ $< -L$(B) -ltnfctl \
+		-Wl,--no-as-needed -ltnfprobe -Wl,--as-needed $(if $(BENCH_LTTNG),-llttng-ust) -ldl -lpthread \
+		-Wl,-rpath,'$$ORIGIN/..'
+
+$(B)/bench/execopen: bench/execopen.c include/tnf/tnfctl.h $(B)/libtnfctl.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -L$(B) -ltnfctl -lpthread -Wl,-rpath,'$$ORIGIN/..'
+
+bench-progs: all $(B)/bench/probes $(B)/bench/execopen $(B)/bench/probe-cost
+
+bench: bench-progs
+	B=$(B) bench/run-all
 	bench/follow-true-loop
 	LD_PRELOAD=$(abspath $(B))/libtnfprobe.so.1 $(B)/bench/probe-cost
+
+bench-smoke: bench-progs
+	BENCH_SMOKE=1 B=$(B) bench/run-all
+
+.PHONY: bench-progs bench-smoke
 
 MAN1_PAGES := $(wildcard man/man1/*.1)
 MAN3_PAGES := $(wildcard man/man3/*.3)
