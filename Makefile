@@ -14,11 +14,39 @@ BPFTOOL ?= bpftool
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
 B := build
+# make check SANITIZE=1 (make sanitize runs it): everything in build-san/, with
+# ASan + UBSan in the libraries, tools, tests and test helpers.  Two exceptions:
+# libtnfprobe.so.1 gets UBSan only (it is LD_PRELOADed into any target, even
+# /bin/true, and an ASan-instrumented preload needs the ASan runtime loaded
+# first; the runtime is covered by TSan and valgrind instead, see make tsan and
+# make memcheck), and static_prog none (the sanitizers do not link statically).
+SANITIZE ?=
+ifeq ($(SANITIZE),1)
+B := build-san
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+PROBE_SAN := -fsanitize=undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+# SANITIZE=1 in the tests' environment too: test_packaging's make install
+# then builds with the same flags.
+SAN_ENV := SANITIZE=1 ASAN_OPTIONS=verify_asan_link_order=0 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# The targets the tests trace: no leak check (tests/sanitize/target_options.c).
+SAN_TARGET := tests/sanitize/target_options.c
+endif
+# make tsan: libtnfprobe and libtnfctl with TSan in build-tsan/, for the
+# multi-threaded writer (tests/sanitize/tsan_writer.c).
+ifeq ($(SANITIZE),thread)
+B := build-tsan
+SAN := -fsanitize=thread -fno-omit-frame-pointer
+PROBE_SAN := $(SAN)
+SAN_ENV := TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+endif
 VERSION := 0.1.0
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
 CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(B) -Ibpf -Isrc/common
+CFLAGS += $(SAN)
+LDFLAGS += $(SAN)
 LIBS_CTL := $(shell pkg-config --libs libbpf libelf) -lpthread
 LIBS_TEST := $(shell pkg-config --libs cmocka) -lpthread -ldl
 
@@ -62,7 +90,7 @@ $(B)/watch.skel.h: $(B)/watch.bpf.o
 $(B)/src/libtnfctl/watch.o $(B)/src/libtnfctl/watch_tree.o: $(B)/watch.skel.h
 
 $(B)/libtnfctl.so.1: $(CTL_OBJS) src/libtnfctl/libtnfctl.map
-	$(CC) -shared -Wl,-soname,libtnfctl.so.1 -Wl,--version-script=src/libtnfctl/libtnfctl.map \
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libtnfctl.so.1 -Wl,--version-script=src/libtnfctl/libtnfctl.map \
 		-Wl,-z,defs -o $@ $(CTL_OBJS) $(LIBS_CTL)
 
 $(B)/libtnfctl.so: $(B)/libtnfctl.so.1
@@ -73,9 +101,10 @@ $(B)/libtnfprobe.so: $(B)/libtnfprobe.so.1
 
 $(B)/libtnfctl.so.1 $(CTL_OBJS): CFLAGS += -Isrc/libtnfctl
 
-# The in-target runtime: libc only.
+# The in-target runtime: libc only (and UBSan's runtime with SANITIZE=1).
+$(B)/libtnfprobe.so.1 $(PROBE_OBJS): SAN := $(PROBE_SAN)
 $(B)/libtnfprobe.so.1: $(PROBE_OBJS) src/libtnfprobe/libtnfprobe.map
-	$(CC) -shared -Wl,-soname,libtnfprobe.so.1 -Wl,--version-script=src/libtnfprobe/libtnfprobe.map \
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libtnfprobe.so.1 -Wl,--version-script=src/libtnfprobe/libtnfprobe.map \
 		-Wl,-z,defs -o $@ $(PROBE_OBJS)
 
 # The trace-file reader (static), used by tnfdump and the tests.
@@ -83,7 +112,7 @@ $(B)/libtnf.a: $(TNF_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 $(B)/tnfdump: $(DUMP_OBJS) $(B)/libtnf.a
-	$(CC) -o $@ $(DUMP_OBJS) $(B)/libtnf.a -lm
+	$(CC) $(LDFLAGS) -o $@ $(DUMP_OBJS) $(B)/libtnf.a -lm
 
 $(B)/tnfctl-follow: examples/tnfctl-follow.c include/tnf/tnfctl.h $(B)/libtnfctl.so
 	$(CC) $(CFLAGS) -o $@ $< -L$(B) -ltnfctl -lpthread -Wl,-rpath,'$$ORIGIN'
@@ -94,7 +123,7 @@ $(B)/tnftrace: examples/tnftrace.c include/tnf/tnfctl.h $(B)/libtnfctl.so
 # The bundled demo: forks, execs, dlopens and runs threads, with probes.
 $(B)/demo/tnfdemo: examples/demo/tnfdemo.c include/tnf/probe.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< -ldl -lpthread
+	$(CC) $(CFLAGS) -o $@ $< $(SAN_TARGET) -ldl -lpthread
 
 $(B)/demo/libtnfdemo_plugin.so: examples/demo/plugin.c include/tnf/probe.h
 	@mkdir -p $(dir $@)
@@ -104,7 +133,7 @@ $(B)/demo/libtnfdemo_plugin.so: examples/demo/plugin.c include/tnf/probe.h
 PREX_OBJS := $(patsubst %.c,$(B)/%.o,$(wildcard src/prex/*.c))
 all: $(B)/prex
 $(B)/prex: $(PREX_OBJS) $(B)/libtnfctl.so
-	$(CC) -o $@ $(PREX_OBJS) -L$(B) -ltnfctl -ledit -lpthread -Wl,-rpath,'$$ORIGIN'
+	$(CC) $(LDFLAGS) -o $@ $(PREX_OBJS) -L$(B) -ltnfctl -ledit -lpthread -Wl,-rpath,'$$ORIGIN'
 -include $(PREX_OBJS:.o=.d)
 
 # ---- tests ----------------------------------------------------------------
@@ -113,13 +142,14 @@ $(B)/tests/%: tests/%.c tests/testlib.h tests/probelib.h tests/tnf_swap.h $(B)/l
 	$(CC) $(CFLAGS) -Itests -Isrc/libtnf -o $@ $< -L$(B) -ltnfctl $(B)/libtnf.a $(LIBS_TEST) -lm \
 		-Wl,-rpath,'$$ORIGIN/..'
 
+$(B)/tests/helpers/static_prog: SAN :=
 $(B)/tests/helpers/static_prog: tests/helpers/static_prog.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -static -o $@ $<
 
 $(B)/tests/helpers/%: tests/helpers/%.c tests/helpers/target_common.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< -ldl -lpthread
+	$(CC) $(CFLAGS) -o $@ $< $(SAN_TARGET) -ldl -lpthread
 
 # Shared objects with probes (preloaded or dlopened by the test targets).
 $(B)/tests/solibs/%.so: tests/solibs/%.c include/tnf/probe.h
@@ -134,7 +164,30 @@ $(B)/tests/helpers/tl_internal: tests/helpers/tl_internal.c $(B)/libtnfctl.so $(
 tests: all $(TEST_BINS) $(TEST_HELPERS) $(TEST_SOLIBS)
 
 check: tests
-	B=$(B) tests/run-tests
+	$(SAN_ENV) B=$(B) tests/run-tests
+
+# ---- sanitizers (README "Sanitizers") --------------------------------------
+# make sanitize: the whole suite with ASan + UBSan (build-san/), then the
+# reader, prex and tnftrace under valgrind memcheck, then the writer under TSan.
+sanitize:
+	$(MAKE) SANITIZE=1 check
+	$(MAKE) memcheck
+	$(MAKE) tsan
+
+memcheck: tests
+	B=$(B) tests/sanitize/memcheck
+
+$(B)/tests/sanitize/tsan_writer: tests/sanitize/tsan_writer.c $(B)/libtnfctl.so $(B)/libtnfprobe.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -L$(B) -ltnfctl -ltnfprobe -lpthread -Wl,-rpath,'$$ORIGIN/../..'
+
+tsan:
+	$(MAKE) SANITIZE=thread tsan-run
+
+tsan-run: $(B)/tests/sanitize/tsan_writer $(B)/tnfdump
+	rm -f $(B)/tsan.tnf
+	$(SAN_ENV) $(B)/tests/sanitize/tsan_writer $(B)/tsan.tnf 5
+	$(SAN_ENV) $(B)/tnfdump $(B)/tsan.tnf | grep -c tw_last
 
 # The main job on the bundled demo: forks, execs, dlopens and runs threads.
 demo: all
@@ -219,7 +272,7 @@ format:
 clean:
 	rm -rf $(B)
 
-.PHONY: all tests check demo bench install uninstall vmlinux format clean
+.PHONY: all tests check sanitize memcheck tsan tsan-run demo bench install uninstall vmlinux format clean
 .SECONDARY:
 
 -include $(CTL_OBJS:.o=.d) $(PROBE_OBJS:.o=.d) $(TNF_OBJS:.o=.d) $(DUMP_OBJS:.o=.d)
