@@ -177,19 +177,29 @@ static int self_read(void *p, uintptr_t addr, void *buf, size_t len)
 	return 0;
 }
 
-/* Pointer-sized aligned stores stay single stores: other threads may be running probes. */
+/*
+ * Aligned 8- and 4-byte stores are single release stores: other threads may
+ * be running probes.  What is longer (a chain cell, the file name) is
+ * published by such a store made after it (the chain pointer, file_ready).
+ */
 static int self_write(void *p, uintptr_t addr, void *buf, size_t len)
 {
 	(void)p;
-	if (len == sizeof(uintptr_t) && !(addr % sizeof(uintptr_t))) {
-		uintptr_t v;
+	if (len == sizeof(uint64_t) && !(addr % sizeof(uint64_t))) {
+		uint64_t v;
 
 		memcpy(&v, buf, sizeof(v));
-		__atomic_store_n((uintptr_t *)addr, v, __ATOMIC_RELEASE);
+		__atomic_store_n((uint64_t *)addr, v, __ATOMIC_RELEASE);
+		return 0;
+	}
+	if (len == sizeof(uint32_t) && !(addr % sizeof(uint32_t))) {
+		uint32_t v;
+
+		memcpy(&v, buf, sizeof(v));
+		__atomic_store_n((uint32_t *)addr, v, __ATOMIC_RELEASE);
 		return 0;
 	}
 	memcpy((void *)addr, buf, len);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
 	return 0;
 }
 
