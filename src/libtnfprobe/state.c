@@ -126,12 +126,14 @@ int tnf_buf_usable(void)
 again:
 	s = __atomic_load_n(&tnf_runtime.state, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(s == TNF_STATE_RUNNING || s == TNF_STATE_FORKED, 1)) {
-		if (__builtin_expect(tnf_buf.formatted, 1))
+		/* acquire: pairs with the store below, made by any of our threads */
+		if (__builtin_expect(__atomic_load_n(&tnf_buf.formatted, __ATOMIC_ACQUIRE), 1))
 			return 1;
 		/* another process is formatting: drop until its magic appears */
 		m = __atomic_load_n(&tnf_fh()->magic, __ATOMIC_ACQUIRE);
 		if (m == TNF_MAGIC) {
-			tnf_buf.formatted = 1;
+			/* several threads may get here at once */
+			__atomic_store_n(&tnf_buf.formatted, 1, __ATOMIC_RELEASE);
 			return 1;
 		}
 		if (m != TNF_MAGIC_FORMATTING)
