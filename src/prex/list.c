@@ -193,9 +193,12 @@ void list_values(struct exprlist *speclist)
 	if (!speclist)
 		return;
 	targets_foreach(scan_target, &a);
+	if (!a.n) /* no attribute matched: qsort must not get a NULL array */
+		return;
 	qsort(a.attrs, a.n, sizeof(*a.attrs), cmp_attr);
 	for (i = 0; i < a.n; i++) {
-		qsort(a.attrs[i].vals.v, a.attrs[i].vals.n, sizeof(char *), cmp_str);
+		if (a.attrs[i].vals.n)
+			qsort(a.attrs[i].vals.v, a.attrs[i].vals.n, sizeof(char *), cmp_str);
 		printf("%s =\n", a.attrs[i].name);
 		for (j = 0; j < a.attrs[i].vals.n; j++) {
 			printf("\t   %s\n", a.attrs[i].vals.v[j]);
