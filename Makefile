@@ -225,6 +225,40 @@ bench-smoke: bench-progs
 
 .PHONY: bench-progs bench-smoke
 
+# libFuzzer targets (tests/fuzz/): the trace-file reader with tnfdump's renderers,
+# and prex's command language.  `make fuzz` builds them into $(B)/fuzz/ and runs
+# each for FUZZ_SECONDS on its seed corpus (tests/fuzz/corpus/<target>/; what
+# the run finds goes to $(B)/fuzz/work/, a crash to $(B)/fuzz/crash-*); any
+# crash fails the target.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := fuzz_tnf fuzz_prex
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-fno-omit-frame-pointer $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc/common
+FUZZ_TNF_SRCS := $(TNF_SRCS) $(filter-out src/tnfdump/main.c,$(DUMP_SRCS))
+FUZZ_PREX_SRCS := $(addprefix src/prex/,lex.c parse.c match.c sets.c cmd.c history.c list.c help.c)
+
+$(B)/fuzz/fuzz_tnf: tests/fuzz/fuzz_tnf.c $(FUZZ_TNF_SRCS) $(wildcard src/libtnf/*.h src/tnfdump/*.h)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_TNF_SRCS) -lm
+
+$(B)/fuzz/fuzz_prex: tests/fuzz/fuzz_prex.c $(FUZZ_PREX_SRCS) src/prex/prex.h
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_PREX_SRCS)
+
+fuzz-build: $(addprefix $(B)/fuzz/,$(FUZZ_TARGETS))
+
+fuzz: fuzz-build
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(B)/fuzz/work/$$t; \
+		echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+		$(B)/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=25 -print_final_stats=1 \
+			-artifact_prefix=$(B)/fuzz/crash-$$t- $(B)/fuzz/work/$$t tests/fuzz/corpus/$$t \
+			2> $(B)/fuzz/$$t.log || { tail -n 60 $(B)/fuzz/$$t.log; exit 1; }; \
+		grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb)' $(B)/fuzz/$$t.log || true; \
+	done
+
+.PHONY: fuzz fuzz-build
+
 MAN1_PAGES := $(wildcard man/man1/*.1)
 MAN3_PAGES := $(wildcard man/man3/*.3)
 

@@ -38,6 +38,19 @@ void history_add(enum cmd_kind kind, const char *fcn, struct exprlist *l)
 	nhist++;
 }
 
+void history_reset(void)
+{
+	int i;
+
+	for (i = 0; i < nhist; i++) {
+		free(hist[i].fcn);
+		exprlist_put(hist[i].l);
+	}
+	free(hist);
+	hist = NULL;
+	nhist = 0;
+}
+
 void history_list(void)
 {
 	static const char *const names[] = {

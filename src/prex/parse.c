@@ -29,6 +29,8 @@ struct parser {
 	int n, i;
 	bool bad;	   /* a syntax error was reported */
 	bool semantic_bad; /* a spec failed to compile */
+	bool quit;	   /* `quit`: done once the tokens are freed */
+	tnfctl_targ_op_t quit_op;
 };
 
 static struct token *peek(struct parser *p)
@@ -308,18 +310,15 @@ static void statement(struct parser *p)
 			prex_request_continue();
 		return;
 	case K_QUIT:
-		if (accept(p, K_KILL)) {
-			if (expect_eol(p))
-				prex_quit(TNFCTL_TARG_KILL);
-		} else if (accept(p, K_RESUME)) {
-			if (expect_eol(p))
-				prex_quit(TNFCTL_TARG_RESUME);
-		} else if (accept(p, K_SUSPEND)) {
-			if (expect_eol(p))
-				prex_quit(TNFCTL_TARG_SUSPEND);
-		} else if (expect_eol(p)) {
-			prex_quit(TNFCTL_TARG_DEFAULT);
-		}
+		if (accept(p, K_KILL))
+			p->quit_op = TNFCTL_TARG_KILL;
+		else if (accept(p, K_RESUME))
+			p->quit_op = TNFCTL_TARG_RESUME;
+		else if (accept(p, K_SUSPEND))
+			p->quit_op = TNFCTL_TARG_SUSPEND;
+		else
+			p->quit_op = TNFCTL_TARG_DEFAULT;
+		p->quit = expect_eol(p);
 		return;
 	case K_BUFFER:
 	case K_KTRACE:
@@ -338,4 +337,6 @@ void parse_line(const char *text, int first_line)
 	statement(&p);
 	lex_free(p.t, p.n);
 	fflush(stdout);
+	if (p.quit)
+		prex_quit(p.quit_op);
 }

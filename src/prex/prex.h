@@ -179,6 +179,7 @@ void fcns_list(void);
 /* Completion: the @i-th set (or function) name, NULL past the end. */
 const char *set_name_at(int i);
 const char *fcn_name_at(int i);
+void sets_reset(void); /* forget them all (tests) */
 
 /* ---- history.c ---- */
 enum cmd_kind {
@@ -191,6 +192,7 @@ enum cmd_kind {
 };
 void history_add(enum cmd_kind kind, const char *fcn, struct exprlist *l);
 void history_list(void);
+void history_reset(void); /* forget it all (tests) */
 /* Applies one command to probe @p when it matches. */
 tnfctl_errcode_t cmd_apply_probe(tnfctl_handle_t *h, tnfctl_probe_t *p, enum cmd_kind kind,
 				 const char *fcn, const struct exprlist *l);

@@ -119,3 +119,22 @@ const char *fcn_name_at(int i)
 {
 	return i < nfcns ? fcns[i].name : NULL;
 }
+
+/* Forgets every set and function (a fresh start: the parser fuzzer). */
+void sets_reset(void)
+{
+	int i;
+
+	for (i = 0; i < nsets; i++) {
+		free(sets[i].name);
+		exprlist_put(sets[i].l);
+	}
+	for (i = 0; i < nfcns; i++) {
+		free(fcns[i].name);
+		free(fcns[i].entry);
+	}
+	free(sets);
+	free(fcns);
+	sets = fcns = NULL;
+	nsets = nfcns = 0;
+}
