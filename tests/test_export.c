@@ -11,7 +11,10 @@
  *    quote, a backslash, control characters and invalid UTF-8;
  *  - the CTF trace is read back by babeltrace2 and each event compared
  *    field by field (time, pid, lwpid, tid, name, every argument leaf)
- *    with the cooked line.
+ *    with the cooked line;
+ *  - 600 damaged copies (fixed seed) of small64.tnf and of a file our
+ *    runtime wrote give the same exit status and stderr in text, json and
+ *    ctf modes, and a readable copy's exports load in python3/babeltrace2.
  * Files: the original writer's small64.tnf, threads64.tnf and small.tnf
  * ($TNF_TESTDATA) and tests/helpers/tp_probes' "types" scenario.  Needs
  * python3 and babeltrace2 (Debian packages python3, babeltrace2); a test
@@ -924,6 +927,217 @@ static void test_export_bad_files(void **state)
 	free(want);
 }
 
+/* ---- damaged files: every format judges them alike ---------------------- */
+
+#define NDAMAGED 300 /* damaged copies of each file */
+
+static uint64_t dmg_state;
+
+static uint32_t dmg_rng(void)
+{
+	dmg_state ^= dmg_state << 13;
+	dmg_state ^= dmg_state >> 7;
+	dmg_state ^= dmg_state << 17;
+	return (uint32_t)(dmg_state >> 16);
+}
+
+/*
+ * Damage a copy where it has content (a trace file is mostly unused
+ * blocks): flipped bits, random bytes, and words likely to be references
+ * or sizes; a few copies are cut short too.
+ */
+static size_t damage(uint8_t *p, size_t len)
+{
+	unsigned k = 1 + dmg_rng() % 3, i, tries;
+	uint32_t off, w;
+
+	for (i = 0; i < k; i++) {
+		off = dmg_rng() % (uint32_t)(len - 4);
+		for (tries = 0; tries < 64 && !p[off]; tries++)
+			off = dmg_rng() % (uint32_t)(len - 4);
+		switch (dmg_rng() % 4) {
+		case 0:
+			p[off] ^= 1u << (dmg_rng() % 8);
+			break;
+		case 1:
+			p[off] = (uint8_t)dmg_rng();
+			break;
+		default:
+			off &= ~3u;
+			switch (dmg_rng() % 5) {
+			case 0:
+				w = 0;
+				break;
+			case 1:
+				w = 0xffffffff;
+				break;
+			case 2:
+				w = 0x80000002 |
+				    (dmg_rng() % (uint32_t)len & ~3u); /* reclaimable */
+				break;
+			case 3:
+				w = dmg_rng() % (uint32_t)len & ~3u; /* permanent */
+				break;
+			default:
+				w = (dmg_rng() << 16) | 1; /* a PAIR */
+				break;
+			}
+			memcpy(p + off, &w, 4);
+		}
+	}
+	if (dmg_rng() % 16 == 0)
+		len = len / 2 + dmg_rng() % (uint32_t)(len / 2);
+	return len;
+}
+
+static void write_file(const char *path, const uint8_t *p, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, p, len), (ssize_t)len);
+	close(fd);
+}
+
+static uint8_t *read_file(const char *path, size_t *len)
+{
+	struct stat st;
+	uint8_t *p;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	*len = (size_t)st.st_size;
+	p = malloc(*len);
+	assert_non_null(p);
+	assert_int_equal(read(fd, p, *len), (ssize_t)*len);
+	close(fd);
+	return p;
+}
+
+/* Exit status of a run, and its stderr (owned by the caller). */
+static int status_of(char *const argv[], const char *out, const char *err, char **text)
+{
+	char epath[PATH_MAX];
+	int st = run(argv, out, err, 0);
+
+	in_work(epath, sizeof(epath), err);
+	*text = slurp(epath);
+	assert_non_null(*text);
+	/* a crash or a hang is its own bug, never "a bad file" */
+	if (!WIFEXITED(st) || WEXITSTATUS(st) > 1)
+		fail_msg("%s: status 0x%x, stderr:\n%s", argv[1], st, *text);
+	return WEXITSTATUS(st);
+}
+
+/*
+ * The damaged copies of one file: text, json and ctf give the same exit
+ * status and stderr, and what an export wrote for a readable copy is read
+ * by babeltrace2 (now) and python3's json module (all at once, in @jsons,
+ * which counts the JSON files kept).  Returns how many copies were bad.
+ */
+static unsigned damaged_formats(const uint8_t *orig, size_t olen, const char *what, int *jsons)
+{
+	char vpath[PATH_MAX], jpath[PATH_MAX], cdir[PATH_MAX], jname[32];
+	char *text[] = {tnfdump, vpath, NULL};
+	char *json[] = {tnfdump, "--format=json", vpath, NULL};
+	char *ctf[] = {tnfdump, "--format=ctf", cdir, vpath, NULL};
+	char *bt[] = {"babeltrace2", cdir, NULL};
+	char *terr, *jerr, *cerr;
+	unsigned i, bad = 0;
+	uint8_t *v = malloc(olen);
+	size_t len;
+	int ts, js, cs;
+
+	assert_non_null(v);
+	in_work(vpath, sizeof(vpath), "v.tnf");
+	in_work(cdir, sizeof(cdir), "c");
+	for (i = 0; i < NDAMAGED; i++) {
+		memcpy(v, orig, olen);
+		len = damage(v, olen);
+		write_file(vpath, v, len);
+		rm_tree(cdir);
+		ts = status_of(text, "t.out", "t.err", &terr);
+		js = status_of(json, "j.out", "j.err", &jerr);
+		cs = status_of(ctf, "c.out", "c.err", &cerr);
+		if (js != ts || cs != ts || strcmp(jerr, terr) || strcmp(cerr, terr)) {
+			in_work(jpath, sizeof(jpath), "disagree.tnf");
+			rename(vpath, jpath);
+			fail_msg("%s copy %u (kept as %s): status text %d json %d ctf %d\n"
+				 "text: %sjson: %sctf: %s",
+				 what, i, jpath, ts, js, cs, terr, jerr, cerr);
+		}
+		free(terr);
+		free(jerr);
+		free(cerr);
+		if (ts) {
+			bad++;
+			continue;
+		}
+		/* kept for one python3 run at the end: one per copy is slow */
+		snprintf(jname, sizeof(jname), "j%d.json", (*jsons)++);
+		in_work(jpath, sizeof(jpath), "j.out");
+		in_work(vpath, sizeof(vpath), jname);
+		assert_int_equal(rename(jpath, vpath), 0);
+		in_work(vpath, sizeof(vpath), "v.tnf");
+		run_ok(bt, "bt.out", "bt.err");
+	}
+	free(v);
+	return bad;
+}
+
+/*
+ * Damaged copies of small64.tnf and of a file our runtime wrote (fixed
+ * seed): a file is readable or not whatever the format, and a readable
+ * one exports to JSON and CTF that their readers accept.
+ */
+static void test_export_damaged(void **state)
+{
+	static const char loader[] = "import json, sys\n"
+				     "for p in sys.argv[1:]:\n"
+				     "    doc = json.load(open(p, encoding='utf-8'))\n"
+				     "    assert isinstance(doc['traceEvents'], list), p\n";
+	char path[PATH_MAX], script[PATH_MAX], name[32];
+	char **argv;
+	unsigned bad;
+	int i, jsons = 0;
+	uint8_t *p;
+	size_t len;
+
+	(void)state;
+	NEED_DATA();
+	NEED_TOOL("python3", "python3");
+	NEED_TOOL("babeltrace2", "babeltrace2");
+	dmg_state = 4242;
+	data_path(path, "small64.tnf");
+	p = read_file(path, &len);
+	bad = damaged_formats(p, len, "small64.tnf", &jsons);
+	free(p);
+	types_file(path, 0);
+	p = read_file(path, &len);
+	bad += damaged_formats(p, len, "types.tnf", &jsons);
+	free(p);
+	/* the copies must be a mix, or the comparison proves little */
+	print_message("%u of %u damaged copies are bad files\n", bad, 2 * NDAMAGED);
+	assert_true(bad > 0 && jsons > 0);
+
+	in_work(script, sizeof(script), "load.py");
+	write_file(script, (const uint8_t *)loader, sizeof(loader) - 1);
+	argv = calloc((size_t)jsons + 3, sizeof(*argv));
+	assert_non_null(argv);
+	argv[0] = "python3";
+	argv[1] = strdup(script);
+	for (i = 0; i < jsons; i++) {
+		snprintf(name, sizeof(name), "j%d.json", i);
+		in_work(path, sizeof(path), name);
+		argv[i + 2] = strdup(path);
+	}
+	run_ok(argv, "py.out", "py.err");
+	for (i = 1; i < jsons + 2; i++)
+		free(argv[i]);
+	free(argv);
+}
+
 static void test_export_usage(void **state)
 {
 	char ok[PATH_MAX], dir[PATH_MAX], file[PATH_MAX];
@@ -988,6 +1202,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ctf_types, ex_setup, ex_teardown),
 		cmocka_unit_test_setup_teardown(test_export_bad_files, ex_setup, ex_teardown),
 		cmocka_unit_test_setup_teardown(test_export_usage, ex_setup, ex_teardown),
+		cmocka_unit_test_setup_teardown(test_export_damaged, ex_setup, ex_teardown),
 		TL_FINAL_TEST,
 	};
 
