@@ -10,6 +10,7 @@
  *	enable on|off; trace on|off; object <obj>; funcs[ <f>...];<attr_string>
  * with function names that have an alias shown as &alias.
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,116 @@ static void *xmalloc(size_t n)
 	return p;
 }
 
+/*
+ * glibc's regcomp copies the tree under a repetition once per repeat
+ * ('+' once, {m,n} max(m,n) times), so stacked or nested repetitions grow
+ * it exponentially: /a++++++++++++++++++++++++++++++/ (31 bytes) wants
+ * hundreds of GB.  This estimates the tree size of an ERE (atoms, with the
+ * copies) so that such a regex is refused before regcomp sees it.
+ */
+#define REGEX_MAX_NODES 100000.0
+
+static const char *bracket_end(const char *p)
+{
+	/* p is just past '[': a leading '^' and a leading ']' are literal */
+	if (*p == '^')
+		p++;
+	if (*p == ']')
+		p++;
+	for (; *p && *p != ']'; p++)
+		if (p[0] == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+			const char *q = strchr(p + 2, p[1]);
+
+			while (q && q[1] != ']')
+				q = strchr(q + 1, p[1]);
+			if (!q)
+				return p + strlen(p);
+			p = q + 1;
+		}
+	return p; /* at ']' or the end */
+}
+
+static double regex_nodes(const char *re)
+{
+	double stack[64], last = 0; /* stack[d]: size of open group d so far */
+	int depth = 0;
+	const char *p;
+
+	stack[0] = 0;
+	for (p = re; *p; p++) {
+		double factor = 0;
+
+		switch (*p) {
+		case '(':
+			if (depth == 63)
+				return REGEX_MAX_NODES + 1;
+			stack[++depth] = 0;
+			last = 0;
+			continue;
+		case ')':
+			if (depth == 0) { /* a literal ')' */
+				last = 1;
+				break;
+			}
+			last = stack[depth--] + 1;
+			break;
+		case '*':
+		case '?':
+			factor = 1;
+			break;
+		case '+':
+			factor = 2;
+			break;
+		case '{': {
+			char *end;
+			unsigned long m = strtoul(p + 1, &end, 10), n = m;
+
+			if (end == p + 1) { /* not an interval: a literal '{' */
+				last = 1;
+				break;
+			}
+			if (*end == ',')
+				n = isdigit((unsigned char)end[1]) ? strtoul(end + 1, &end, 10) : m, end++;
+			if (*end == '}')
+				p = end;
+			factor = (double)(m > n ? m : n) + 1;
+			break;
+		}
+		case '[':
+			p = bracket_end(p + 1);
+			if (!*p)
+				p--;
+			last = 1;
+			break;
+		case '\\':
+			if (p[1])
+				p++;
+			last = 1;
+			break;
+		case '|':
+			last = 0;
+			continue;
+		default:
+			last = 1;
+			break;
+		}
+		if (factor) {
+			/* the repeated item is copied: replace its size by size * factor */
+			stack[depth] += last * (factor - 1);
+			last *= factor;
+		} else {
+			stack[depth] += last;
+		}
+		if (stack[depth] > REGEX_MAX_NODES)
+			return stack[depth];
+	}
+	while (depth > 0) {
+		stack[depth - 1] += stack[depth];
+		depth--;
+	}
+	return stack[0];
+}
+
 struct spec *spec_new(const char *str, bool regex)
 {
 	struct spec *s = xmalloc(sizeof(*s));
@@ -36,6 +147,14 @@ struct spec *spec_new(const char *str, bool regex)
 	if (!s->str) {
 		perror("prex");
 		exit(1);
+	}
+	if (regex && regex_nodes(str) > REGEX_MAX_NODES) {
+		semantic_error("invalid regular expression /%s/: too many repetitions of "
+			       "repetitions",
+			       str);
+		free(s->str);
+		free(s);
+		return NULL;
 	}
 	if (regex) {
 		err = regcomp(&s->re, str, REG_EXTENDED | REG_NOSUB);
