@@ -159,7 +159,7 @@ $(B)/tests/solibs/%.so: tests/solibs/%.c include/tnf/probe.h
 # A program that controls its own probes (internal mode).
 $(B)/tests/helpers/tl_internal: tests/helpers/tl_internal.c $(B)/libtnfctl.so $(B)/libtnfprobe.so.1
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< -L$(B) -ltnfctl -ldl -lpthread -Wl,-rpath,'$$ORIGIN/../..'
+	$(CC) $(CFLAGS) -o $@ $< $(SAN_TARGET) -L$(B) -ltnfctl -ldl -lpthread -Wl,-rpath,'$$ORIGIN/../..'
 
 tests: all $(TEST_BINS) $(TEST_HELPERS) $(TEST_SOLIBS)
 
@@ -277,7 +277,7 @@ install: all
 		-L$(B) -ltnfctl -lpthread -Wl,-rpath,$(LIBDIR)
 	$(CC) $(CFLAGS) -o $(DESTDIR)$(BINDIR)/tnftrace examples/tnftrace.c \
 		-L$(B) -ltnfctl -lpthread -Wl,-rpath,$(LIBDIR)
-	$(CC) -o $(DESTDIR)$(BINDIR)/prex $(PREX_OBJS) -L$(B) -ltnfctl -ledit -lpthread \
+	$(CC) $(LDFLAGS) -o $(DESTDIR)$(BINDIR)/prex $(PREX_OBJS) -L$(B) -ltnfctl -ledit -lpthread \
 		-Wl,-rpath,$(LIBDIR)
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
 	install -m 0644 $(MAN1_PAGES) $(DESTDIR)$(MANDIR)/man1/
