@@ -7,8 +7,9 @@
  *   ust_off     a disabled LTTng-UST tracepoint (reference)
  *   tnf_on      an enabled, traced 2-argument TNF probe        (P4)
  *   ust_on      an LTTng-UST tracepoint with the same payload  (P4)
- * with 1 thread, then tnf_on and ust_on with 2 threads (P5: throughput
- * with 2 threads over throughput with 1).  The payload of both is a long
+ * with 1 thread, then tnf_on, ust_on and plain with 2 threads (P5:
+ * throughput with 2 threads over throughput with 1; the bare loop's shows
+ * what the machine gives two threads at that moment).  The payload of both is a long
  * (the loop counter) and the string "abc".
  *
  * TNF goes through the public API only: tnfctl_internal_open, then
@@ -39,7 +40,8 @@
 #include "probes_tp.h"
 #endif
 
-static volatile long sink;
+/* per thread: a shared one would bounce its cache line between the 2 threads */
+static __thread volatile long sink;
 
 static long long now_ns(void)
 {
@@ -182,7 +184,7 @@ static int tnf_setup(const char *file, size_t size)
 }
 
 #define MAXR 101
-enum { PLAIN, TNF_OFF, UST_OFF, TNF_ON, UST_ON, TNF_ON2, UST_ON2, NV };
+enum { PLAIN, TNF_OFF, UST_OFF, TNF_ON, UST_ON, TNF_ON2, UST_ON2, PLAIN2, NV };
 
 int main(int argc, char **argv)
 {
@@ -223,6 +225,7 @@ int main(int argc, char **argv)
 #endif
 	for (k = 0; k < rounds; k++) {
 		v[PLAIN][k] = run(loop_plain, n, 1);
+		v[PLAIN2][k] = run(loop_plain, n, 2);
 		v[TNF_OFF][k] = run(loop_tnf_off, n, 1);
 		v[TNF_ON][k] = run(loop_tnf_on, n, 1);
 		v[TNF_ON2][k] = run(loop_tnf_on, n, 2);
@@ -251,6 +254,9 @@ int main(int argc, char **argv)
 		pr("TNF / LTTng-UST", d, rounds, "x");
 	}
 	printf("P5 throughput with 2 threads / with 1 thread:\n");
+	for (k = 0; k < rounds; k++)
+		d[k] = 2 * v[PLAIN][k] / v[PLAIN2][k];
+	pr("bare loop (what the machine gives)", d, rounds, "x");
 	for (k = 0; k < rounds; k++)
 		d[k] = 2 * v[TNF_ON][k] / v[TNF_ON2][k];
 	pr("TNF", d, rounds, "x");
