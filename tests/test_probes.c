@@ -767,6 +767,26 @@ static void test_internal_mode(void **state)
 	unlink(file);
 }
 
+/*
+ * A program that links neither libtnfprobe nor preloads it: internal_open
+ * loads the runtime after the program's probes were found, and they must
+ * still be set up (they used to stay inert: enabled, and silent).
+ */
+static void test_internal_mode_loads_runtime(void **state)
+{
+	static char out[4096], dout[1 << 20];
+	char file[PATH_MAX], args[PATH_MAX + 16];
+
+	(void)state;
+	paths();
+	trace_path(file, sizeof(file), "internal-simple");
+	snprintf(args, sizeof(args), "simple %s", file);
+	assert_int_equal(run_internal(args, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "simple 0 probes 1\n"));
+	assert_int_equal(dump(file, dout, sizeof(dout)), 0);
+	assert_int_equal(count_events(dout, "tl_self_tick", NULL), 5);
+}
+
 /* Internal and external control exclude each other (BUSY both ways). */
 static void test_internal_external_busy(void **state)
 {
@@ -946,6 +966,7 @@ int main(void)
 		TL_TEST(test_broken_buffer),
 		TL_TEST(test_probe_badargs),
 		TL_TEST(test_internal_mode),
+		TL_TEST(test_internal_mode_loads_runtime),
 		TL_TEST(test_internal_external_busy),
 		TL_TEST(test_indirect_mode),
 		TL_FINAL_TEST,

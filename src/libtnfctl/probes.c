@@ -209,6 +209,7 @@ tnfctl_errcode_t tnf_probes_sync(struct tnfctl_handle *h)
 	struct tnfctl_probe_handle *p;
 	struct tnf_obj *o, *next;
 	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
+	bool had_rt;
 	int r;
 
 	c.tail = &c.list;
@@ -224,7 +225,12 @@ tnfctl_errcode_t tnf_probes_sync(struct tnfctl_handle *h)
 		obj_free(o);
 	}
 	h->pr.objs = c.list;
+	had_rt = h->pr.rt.runtime != 0;
 	find_runtime(h);
+	/* The runtime arrived after these probes were found (internal_open loads it). */
+	for (p = h->pr.all; p && !had_rt && h->pr.rt.runtime && !err; p = p->next_all)
+		if (p->valid)
+			err = init_virgin(h, p->addr);
 	for (p = h->pr.all; p; p = p->next_all)
 		p->new_probe = false;
 	for (o = h->pr.objs; o && !err; o = o->next)

@@ -5,6 +5,7 @@
  *   tl_internal run FILE PLUGIN  trace its own probes into FILE, dlopen
  *                                PLUGIN and trace its probes too; prints one
  *                                line per step
+ *   tl_internal simple FILE      open, create FILE, enable every probe, fire 5
  *   tl_internal try              print and exit with internal_open's error
  *   tl_internal hold             open, print "held", wait for EOF on stdin
  */
@@ -53,6 +54,15 @@ int main(int argc, char **argv)
 	if (err) {
 		printf("open %d\n", err);
 		return 1;
+	}
+	if (!strcmp(argv[1], "simple") && argc >= 3) {
+		/* open, file, enable, fire: nothing else touches the loader first */
+		err = tnfctl_buffer_alloc(h, argv[2], 256 * 1024);
+		if (!err)
+			err = tnfctl_probe_apply(h, on, &n);
+		fire(5);
+		printf("simple %d probes %d\n", err, n);
+		return tnfctl_close(h, TNFCTL_TARG_DEFAULT);
 	}
 	if (!strcmp(argv[1], "hold")) {
 		printf("held\n");
