@@ -8,6 +8,7 @@
 #include <histedit.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "prex.h"
 
@@ -107,7 +108,11 @@ int edit_init(void)
 	}
 	el_set(el, EL_EDITOR, "emacs");
 	el_set(el, EL_PROMPT, prompt_fn);
-	el_set(el, EL_ADDFN, "prex-complete", "complete a word", complete);
+	/*
+	 * el_wset, not el_set: the narrow one wcsdup()s the name and help and
+	 * el_end() never frees them (libedit; LeakSanitizer found it).
+	 */
+	el_wset(el, EL_ADDFN, L"prex-complete", L"complete a word", complete);
 	el_set(el, EL_BIND, "^I", "prex-complete", NULL);
 	el_source(el, NULL); /* the user's ~/.editrc, if any */
 	return 0;
