@@ -211,7 +211,10 @@ tnfctl_errcode_t tnfctl_pid_open(pid_t pid, tnfctl_handle_t **retval);
  * Errors:
  *  TNFCTL_ERR_BADARG        NULL @pgmname, @argv or @retval.
  *  TNFCTL_ERR_FILENOTFOUND  @pgmname not found.
- *  TNFCTL_ERR_ACCES         found but not executable, the program died
+ *  TNFCTL_ERR_ACCES         found but not executable; set-uid, set-gid or
+ *                           with file capabilities that would give it
+ *                           credentials the caller could not ptrace (unless
+ *                           the caller has CAP_SYS_PTRACE); the program died
  *                           before the sync point (missing library, bad
  *                           format), or no BPF/ptrace privileges.
  *  TNFCTL_ERR_NOTDYNAMIC    a static executable (checked before exec).

@@ -4,10 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include "elfsym.h"
 #include "internal.h"
@@ -89,6 +92,59 @@ tnfctl_errcode_t tnf_check_dynamic(const char *path)
 	if (r < 0)
 		return TNFCTL_ERR_NONE; /* not ELF: let execve fail, reported as ACCES */
 	return r ? TNFCTL_ERR_NONE : TNFCTL_ERR_NOTDYNAMIC;
+}
+
+/* Whether the caller holds CAP_SYS_PTRACE (bit 19 of CapEff). */
+static bool caller_may_ptrace_anyone(void)
+{
+	unsigned long long caps = 0;
+	char line[128];
+	bool found = false;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "CapEff: %llx", &caps) == 1;
+	fclose(f);
+	return found && (caps & (1ULL << 19));
+}
+
+static bool in_groups(gid_t gid)
+{
+	gid_t list[256];
+	int i, n;
+
+	if (gid == getegid())
+		return true;
+	n = getgroups(256, list);
+	for (i = 0; i < n; i++)
+		if (list[i] == gid)
+			return true;
+	return false;
+}
+
+/*
+ * The helper that will trace the child may be more privileged than the
+ * caller (started before the caller dropped privileges): with a capable
+ * tracer the kernel honours set-id bits and file capabilities, and the
+ * caller would control a process it could not ptrace itself.  Refuse such
+ * a program unless the caller could trace it anyway.
+ */
+tnfctl_errcode_t tnf_check_setid(const char *path)
+{
+	struct statvfs fs;
+	struct stat st;
+	bool gains;
+
+	if (stat(path, &st))
+		return TNFCTL_ERR_NONE; /* execve will say what is wrong */
+	if (!statvfs(path, &fs) && (fs.f_flag & ST_NOSUID))
+		return TNFCTL_ERR_NONE;
+	gains = ((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
+		((st.st_mode & S_ISGID) && !in_groups(st.st_gid)) ||
+		getxattr(path, "security.capability", NULL, 0) > 0;
+	return gains && !caller_may_ptrace_anyone() ? TNFCTL_ERR_ACCES : TNFCTL_ERR_NONE;
 }
 
 /* Directory of the loaded libtnfctl.so.1 (malloc'd), or NULL. */

@@ -95,6 +95,7 @@ void tnf_spawned_reap(pid_t pid);
 /* exec.c: program lookup and environment */
 tnfctl_errcode_t tnf_find_program(const char *pgm, char **path);
 tnfctl_errcode_t tnf_check_dynamic(const char *path);
+tnfctl_errcode_t tnf_check_setid(const char *path);
 char **tnf_build_env(const char *ld_preload, const char *libtnfprobe_path);
 void tnf_free_env(char **env);
 char *tnf_self_dir(void);

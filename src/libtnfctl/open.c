@@ -112,6 +112,8 @@ TNF_API tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv
 	if (err)
 		return err;
 	err = tnf_check_dynamic(path);
+	if (!err)
+		err = tnf_check_setid(path);
 	if (err)
 		goto out;
 	if (!envp) {
