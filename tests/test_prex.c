@@ -291,6 +291,29 @@ static void fresh_trace(char *buf, size_t len, const char *name)
 
 /* ---------------------------------------------------------------- */
 
+/* Line of the first line of source file @rel (under the tree) that contains @what. */
+static int source_line(const char *rel, const char *what)
+{
+	char path[2 * PATH_MAX], line[1024];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/../%s", tl.bdir, rel);
+	f = fopen(path, "re");
+	if (!f)
+		fail_msg("%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		n++;
+		if (strstr(line, what)) {
+			fclose(f);
+			return n;
+		}
+	}
+	fclose(f);
+	fail_msg("no \"%s\" in %s", what, path);
+	return -1;
+}
+
 static void test_usage_errors(void **state)
 {
 	static const char *const cases[][6] = {
@@ -515,8 +538,9 @@ static void test_selectors(void **state)
 			 "name=tl_main_tick \n"
 			 "name=tl_main_str \n"
 			 "name=tl_pre_tick keys=tl pre \n"
-			 "name=tl_main_str <no attr> line=27 \n"
-			 "name=tl_thr \n");
+			 "name=tl_main_str <no attr> line=%d \n"
+			 "name=tl_thr \n",
+		 source_line("tests/helpers/tl_probes.c", "TNF_PROBE_1(tl_main_str"));
 	assert_string_equal(out, want);
 	snprintf(want, sizeof(want),
 		 "\"<stdin>\", line 15: semantic error: invalid regular expression /[/: "
