@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "internal.h"
@@ -24,40 +25,60 @@ static int agent_sock = -1;
 static unsigned int agent_users;
 static _Atomic uint64_t lost_seen;
 
-/* Processes exec_open forked (our children), to reap once they are gone. */
-static pid_t *spawned;
+/*
+ * Processes exec_open forked (our children), to reap once they are gone.
+ * Each is held by a pidfd: the application may reap the child itself, and
+ * its pid may then belong to another child of the application, which a
+ * waitpid() on the pid would wait for and reap.
+ */
+struct spawned {
+	pid_t pid;
+	int pidfd; /* -1 if pidfd_open failed */
+};
+static struct spawned *spawned;
 static size_t nspawned;
 
 void tnf_spawned_add(pid_t pid)
 {
-	pid_t *p;
+	struct spawned *p;
 
 	pthread_mutex_lock(&agent_lock);
 	p = realloc(spawned, (nspawned + 1) * sizeof(*p));
 	if (p) {
 		spawned = p;
-		spawned[nspawned++] = pid;
+		spawned[nspawned].pid = pid;
+		spawned[nspawned].pidfd = syscall(SYS_pidfd_open, pid, 0); /* close-on-exec */
+		nspawned++;
 	}
 	pthread_mutex_unlock(&agent_lock);
 }
 
-/* Reap @pid if exec_open started it; it must be gone already. */
+/* Reap @pid if exec_open started it (and no one else reaped it); it must be gone already. */
 void tnf_spawned_reap(pid_t pid)
 {
+	int pidfd = -1;
 	bool ours = false;
+	siginfo_t si;
 	size_t i;
 
 	pthread_mutex_lock(&agent_lock);
 	for (i = 0; i < nspawned; i++)
-		if (spawned[i] == pid) {
+		if (spawned[i].pid == pid) {
+			pidfd = spawned[i].pidfd;
 			spawned[i] = spawned[--nspawned];
 			ours = true;
 			break;
 		}
 	pthread_mutex_unlock(&agent_lock);
-	if (ours)
+	if (ours && pidfd >= 0) {
+		/* ECHILD if the application reaped it already */
+		while (waitid(P_PIDFD, pidfd, &si, WEXITED) < 0 && errno == EINTR)
+			;
+		close(pidfd);
+	} else if (ours) {
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
+	}
 }
 
 /*
