@@ -23,6 +23,11 @@
  *   threads N            -> N more threads blocked in read(): "threads <total>"
  *   exit N               -> exit(N)
  *   kill SIG             -> kill(getpid(), SIG); "survived" if still alive
+ *   sigblockall          -> blocks every signal (in this thread): "sigblocked"
+ *   sigign SIG           -> ignores SIG: "sigign SIG"
+ *   forkloop             -> a thread forks children that _exit(0) and reaps
+ *                           them, for ever: "forkloop"
+ *   forkcount            -> "forkcount <children of forkloop reaped so far>"
  * <s> is the exit status, or -SIG for a child killed by a signal.
  * Unknown commands get "error <cmd>".
  */
@@ -179,6 +184,24 @@ static void *tgt_churn_thread(void *arg)
 	for (;;)
 		if (pthread_create(&t, NULL, tgt_nop_thread, NULL) == 0)
 			pthread_join(t, NULL);
+	return NULL;
+}
+
+static volatile unsigned long tgt_forks;
+
+static void *tgt_forkloop_thread(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		pid_t pid = fork();
+
+		if (pid == 0)
+			_exit(0);
+		if (pid > 0) {
+			tgt_wait(pid);
+			tgt_forks++;
+		}
+	}
 	return NULL;
 }
 
@@ -369,6 +392,22 @@ static void tgt_command(char *line)
 			tgt_nthreads++;
 		}
 		tgt_reply("threads %d", tgt_nthreads);
+	} else if (!strcmp(line, "sigblockall")) {
+		sigset_t all;
+
+		sigfillset(&all);
+		sigprocmask(SIG_BLOCK, &all, NULL);
+		tgt_reply("sigblocked");
+	} else if (!strcmp(line, "sigign")) {
+		signal(atoi(arg), SIG_IGN);
+		tgt_reply("sigign %d", atoi(arg));
+	} else if (!strcmp(line, "forkloop")) {
+		if (tgt_start_thread(tgt_forkloop_thread, NULL))
+			tgt_reply("forkloop failed");
+		else
+			tgt_reply("forkloop");
+	} else if (!strcmp(line, "forkcount")) {
+		tgt_reply("forkcount %lu", tgt_forks);
 	} else if (!strcmp(line, "exit")) {
 		exit(atoi(arg));
 	} else if (!strcmp(line, "kill")) {

@@ -12,6 +12,9 @@
  *   vfork_fire N     -> a vfork child fires tl_vchild(i) N times:
  *                       "vforkfired <pid> status <s>"
  *   chainlog         -> "chainlog <calls of libtl_pre's probe functions>"
+ *   bgfire T N       -> T threads start firing tl_thr(t, i) N times each, in
+ *                       the background: "bgfiring T N"
+ *   bgjoin           -> waits for the bgfire threads: "bgjoined"
  */
 #define TGT_EXTRA 1
 static int tgt_extra(const char *cmd, char *arg);
@@ -40,6 +43,10 @@ static void *thr_fire(void *p)
 		TNF_PROBE_2(tl_thr, "tl thr", "", tnf_int, t, a->t, tnf_int, i, i);
 	return NULL;
 }
+
+static struct thr_arg bg_arg[64];
+static pthread_t bg_th[64];
+static int bg_n;
 
 static void *sym(const char *name)
 {
@@ -100,6 +107,26 @@ static int tgt_extra(const char *cmd, char *arg)
 		for (i = 0; i < t; i++)
 			pthread_join(th[i], NULL);
 		tgt_reply("threadsfired %d %d", t, n);
+	} else if (!strcmp(cmd, "bgfire")) {
+		int i, t = 0, n = 0;
+
+		sscanf(arg, "%d %d", &t, &n);
+		if (t > 64)
+			t = 64;
+		for (i = 0; i < t; i++) {
+			bg_arg[i].t = i;
+			bg_arg[i].n = n;
+			pthread_create(&bg_th[i], NULL, thr_fire, &bg_arg[i]);
+		}
+		bg_n = t;
+		tgt_reply("bgfiring %d %d", t, n);
+	} else if (!strcmp(cmd, "bgjoin")) {
+		int i;
+
+		for (i = 0; i < bg_n; i++)
+			pthread_join(bg_th[i], NULL);
+		bg_n = 0;
+		tgt_reply("bgjoined");
 	} else if (!strcmp(cmd, "chainlog")) {
 		const char *(*fn)(void) = sym("tlpre_chain_log");
 
