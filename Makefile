@@ -60,6 +60,8 @@ DUMP_SRCS := $(wildcard src/tnfdump/*.c)
 DUMP_OBJS := $(DUMP_SRCS:%.c=$(B)/%.o)
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
+# tests/stress/test_stress: short sizes in `make check`, full in `make stress`.
+TEST_BINS += $(B)/tests/test_stress
 TEST_HELPERS := $(patsubst tests/helpers/%.c,$(B)/tests/helpers/%,$(wildcard tests/helpers/*.c))
 TEST_SOLIBS := $(patsubst tests/solibs/%.c,$(B)/tests/solibs/%.so,$(wildcard tests/solibs/*.c))
 
@@ -162,6 +164,18 @@ $(B)/tests/helpers/tl_internal: tests/helpers/tl_internal.c $(B)/libtnfctl.so $(
 	$(CC) $(CFLAGS) -o $@ $< $(SAN_TARGET) -L$(B) -ltnfctl -ldl -lpthread -Wl,-rpath,'$$ORIGIN/../..'
 
 tests: all $(TEST_BINS) $(TEST_HELPERS) $(TEST_SOLIBS)
+
+$(B)/tests/test_faults: tests/stress/storm.h
+$(B)/tests/test_stress: tests/stress/test_stress.c tests/stress/storm.h tests/testlib.h \
+		tests/probelib.h $(B)/libtnfctl.so $(B)/libtnf.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests -Isrc/libtnf -o $@ $< -L$(B) -ltnfctl $(B)/libtnf.a $(LIBS_TEST) -lm \
+		-Wl,-rpath,'$$ORIGIN/..'
+
+# The stress tests at full size (10,000 processes, 1,000 dlopen cycles, 1,000,000
+# events into a wrapping buffer), in both stop modes.
+stress: tests
+	$(SAN_ENV) TL_STRESS=full TL_TESTS=test_stress B=$(B) tests/run-tests
 
 check: tests
 	$(SAN_ENV) B=$(B) tests/run-tests
@@ -306,7 +320,7 @@ format:
 clean:
 	rm -rf $(B)
 
-.PHONY: all tests check sanitize memcheck tsan tsan-run demo bench install uninstall vmlinux format clean
+.PHONY: all tests check stress sanitize memcheck tsan tsan-run demo bench install uninstall vmlinux format clean
 .SECONDARY:
 
 -include $(CTL_OBJS:.o=.d) $(PROBE_OBJS:.o=.d) $(TNF_OBJS:.o=.d) $(DUMP_OBJS:.o=.d)
