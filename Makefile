@@ -176,6 +176,7 @@ $(B)/tests/test_stress: tests/stress/test_stress.c tests/stress/storm.h tests/te
 # events into a wrapping buffer), in both stop modes.
 stress: tests
 	$(SAN_ENV) TL_STRESS=full TL_TESTS=test_stress B=$(B) tests/run-tests
+	$(SAN_ENV) TL_FAULTS_RANDOM=1 TL_TESTS=test_faults B=$(B) tests/run-tests
 
 check: tests
 	$(SAN_ENV) B=$(B) tests/run-tests
