@@ -139,7 +139,7 @@ $(B)/prex: $(PREX_OBJS) $(B)/libtnfctl.so
 -include $(PREX_OBJS:.o=.d)
 
 # ---- tests ----------------------------------------------------------------
-$(B)/tests/%: tests/%.c tests/testlib.h tests/probelib.h tests/tnf_swap.h $(B)/libtnfctl.so $(B)/libtnf.a
+$(B)/tests/%: tests/%.c tests/testlib.h tests/probelib.h tests/prexlib.h tests/tnf_swap.h $(B)/libtnfctl.so $(B)/libtnf.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests -Isrc/libtnf -o $@ $< -L$(B) -ltnfctl $(B)/libtnf.a $(LIBS_TEST) -lm \
 		-Wl,-rpath,'$$ORIGIN/..'
