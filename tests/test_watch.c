@@ -5,6 +5,7 @@
  * exit statuses), never against the library.  The workloads are this binary
  * run as `test_watch --wl KIND ARGS...`, so their shape is in this file.
  */
+#include <dlfcn.h>
 #include <grp.h>
 #include <stdbool.h>
 #include <sys/syscall.h>
@@ -111,6 +112,14 @@ static void *wl_exec_thread(void *arg)
 	_exit(99);
 }
 
+/* dl LIB: dlopen LIB, then dlclose it. */
+static int wl_dl(const char *lib)
+{
+	void *h = dlopen(lib, RTLD_NOW);
+
+	return h && !dlclose(h) ? 0 : 1;
+}
+
 /* thread_exec LOG: a non-leader thread execs /bin/true. */
 static int wl_thread_exec(const char *log)
 {
@@ -172,6 +181,8 @@ static int workload(int argc, char **argv)
 		return wl_threads(atoi(argv[1]), atoi(argv[2]), argv[3]);
 	if (argc == 2 && !strcmp(argv[0], "thread_exec"))
 		return wl_thread_exec(argv[1]);
+	if (argc == 2 && !strcmp(argv[0], "dl"))
+		return wl_dl(argv[1]);
 	if (argc == 3 && !strcmp(argv[0], "tree"))
 		return wl_tree(atoi(argv[1]), atoi(argv[2]));
 	return 2;
@@ -1009,6 +1020,43 @@ static void test_follow_no_stop(void **state)
 	assert_int_equal(exits, 3);
 }
 
+/*
+ * DLOPEN and DLCLOSE through either kind of uprobe link: uprobe_multi where
+ * the kernel has it, perf links otherwise (forced by TNFCTL_NO_UPROBE_MULTI,
+ * read once per process, hence tnfctl-follow).
+ */
+static void test_dl_both_link_kinds(void **state)
+{
+	const char *no_multi[] = {"TNFCTL_NO_UPROBE_MULTI=1", NULL};
+	char out[64], buf[8192], plug[PATH_MAX], want[PATH_MAX + 16],
+		*argv[] = {tl.follow, "--no-stop", "-o", out, "--", self_exe, "--wl", "dl", plug,
+			   NULL};
+	char **env;
+	int kind, st;
+	pid_t pid;
+
+	(void)state;
+	tl_require_root();
+	tl_path_of(plug, "tests/solibs/libtl_plug.so");
+	for (kind = 0; kind < 2; kind++) {
+		log_new(out);
+		env = tl_env_build(kind ? no_multi : NULL);
+		pid = tl_spawn(argv, env, -1, NULL);
+		free(env);
+		st = tl_reap(pid);
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 0);
+		assert_true(tl_read_file(out, buf, sizeof(buf)) > 0);
+		unlink(out);
+		snprintf(want, sizeof(want), " DLOPEN   %s\n", plug);
+		if (!strstr(buf, want))
+			fail_msg("%s links: no \"%s\" in:\n%s", kind ? "perf" : "multi", want, buf);
+		snprintf(want, sizeof(want), " DLCLOSE  %s\n", plug);
+		if (!strstr(buf, want))
+			fail_msg("%s links: no \"%s\" in:\n%s", kind ? "perf" : "multi", want, buf);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1017,7 +1065,8 @@ int main(int argc, char **argv)
 		W_TEST(test_dlopen_dlclose),	  W_TEST(test_no_dl_without_flag),
 		W_TEST(test_descendants_at_open), W_TEST(test_lost_records_reported),
 		W_TEST(test_trees_side_by_side),  W_TEST(test_errors_and_permission),
-		W_TEST(test_follow_no_stop),	  TL_FINAL_TEST,
+		W_TEST(test_follow_no_stop),	  W_TEST(test_dl_both_link_kinds),
+		TL_FINAL_TEST,
 	};
 	ssize_t n;
 

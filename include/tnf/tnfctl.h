@@ -580,6 +580,11 @@ uint64_t tnfctl_events_lost(void);
  *                         of two, 4096 to 1 GiB; default 1 MiB, about 18000
  *                         FORK or EXIT records or 2400 EXEC records)
  *   TNFCTL_WATCH_DELAY_MS the delivery bound above
+ *   TNFCTL_NO_UPROBE_MULTI  non-empty: probe dlopen/dlclose with one perf
+ *                         uprobe link each even where the kernel has
+ *                         uprobe_multi links (6.6+); read once per process.
+ *                         Each perf link's release waits for its own RCU
+ *                         grace period (~0.1 s) in tnfctl_watch_close().
  * ---------------------------------------------------------------------
  */
 #define TNFCTL_WATCH_DELAY_MS 10

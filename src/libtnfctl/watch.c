@@ -66,13 +66,17 @@ static uint64_t ring_size(void)
 	return s;
 }
 
-static bool group_dead_arg;
+static bool group_dead_arg, uprobe_multi_arg;
 
-/* Does this kernel's sched_process_exit tracepoint pass group_dead (6.16+)? */
-static void check_group_dead(void)
+/*
+ * Does this kernel's sched_process_exit tracepoint pass group_dead (6.16+)?
+ * Has it uprobe_multi links (6.6+)?
+ */
+static void check_kernel_btf(void)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
 	const struct btf_type *t;
+	const char *no_multi = getenv("TNFCTL_NO_UPROBE_MULTI");
 	int id;
 	bool ok = false;
 
@@ -85,17 +89,19 @@ static void check_group_dead(void)
 		t = t ? btf__type_by_id(btf, t->type) : NULL; /* func proto */
 		ok = t && btf_is_func_proto(t) && btf_vlen(t) == 3;
 	}
-	btf__free(btf);
 	group_dead_arg = ok;
+	uprobe_multi_arg =
+		!(no_multi && *no_multi) &&
+		btf__find_by_name_kind(btf, "bpf_uprobe_multi_link", BTF_KIND_STRUCT) > 0;
+	btf__free(btf);
 }
 
 /* Parsing the kernel's BTF takes tens of ms: once per process. */
-static bool exit_has_group_dead(void)
+static void kernel_btf_once(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-	pthread_once(&once, check_group_dead);
-	return group_dead_arg;
+	pthread_once(&once, check_kernel_btf);
 }
 
 static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -432,7 +438,11 @@ static int load(struct tnfctl_watch *w)
 		s->rodata->untrack_secure = !tnf_watch_caller_may_trace_all();
 		s->rodata->delay_ns = w->delay_ns;
 		s->rodata->wake_bytes = ring / 4;
-		w->legacy_exit = !exit_has_group_dead();
+		kernel_btf_once();
+		w->legacy_exit = !group_dead_arg;
+		w->uprobe_multi = uprobe_multi_arg && (w->flags & TNFCTL_WATCH_DL);
+		if (w->uprobe_multi)
+			tnf_watch_uprobes_multi(s);
 		bpf_program__set_autoload(w->legacy_exit ? s->progs.on_exit : s->progs.on_exit_live,
 					  false);
 		err = bpf_map__set_max_entries(s->maps.events, ring);
