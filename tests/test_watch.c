@@ -1021,26 +1021,38 @@ static void test_follow_no_stop(void **state)
 }
 
 /*
- * DLOPEN and DLCLOSE through either kind of uprobe link: uprobe_multi where
- * the kernel has it, perf links otherwise (forced by TNFCTL_NO_UPROBE_MULTI,
- * read once per process, hence tnfctl-follow).
+ * DLOPEN and DLCLOSE through either kind of uprobe link, in the watch and in
+ * the stopping mode's helper: uprobe_multi where the kernel has it, perf
+ * links otherwise (forced by TNFCTL_NO_UPROBE_MULTI, read once per process,
+ * hence tnfctl-follow).
  */
 static void test_dl_both_link_kinds(void **state)
 {
 	const char *no_multi[] = {"TNFCTL_NO_UPROBE_MULTI=1", NULL};
-	char out[64], buf[8192], plug[PATH_MAX], want[PATH_MAX + 16],
-		*argv[] = {tl.follow, "--no-stop", "-o", out, "--", self_exe, "--wl", "dl", plug,
-			   NULL};
+	char out[64], buf[8192], plug[PATH_MAX], want[PATH_MAX + 16], *argv[10];
+	int kind, nostop, st, i;
 	char **env;
-	int kind, st;
 	pid_t pid;
 
 	(void)state;
 	tl_require_root();
 	tl_path_of(plug, "tests/solibs/libtl_plug.so");
-	for (kind = 0; kind < 2; kind++) {
+	for (kind = 0; kind < 4; kind++) {
+		nostop = kind & 1;
+		i = 0;
+		argv[i++] = tl.follow;
+		if (nostop)
+			argv[i++] = "--no-stop";
+		argv[i++] = "-o";
+		argv[i++] = out;
+		argv[i++] = "--";
+		argv[i++] = self_exe;
+		argv[i++] = "--wl";
+		argv[i++] = "dl";
+		argv[i++] = plug;
+		argv[i] = NULL;
 		log_new(out);
-		env = tl_env_build(kind ? no_multi : NULL);
+		env = tl_env_build(kind & 2 ? no_multi : NULL);
 		pid = tl_spawn(argv, env, -1, NULL);
 		free(env);
 		st = tl_reap(pid);
@@ -1050,10 +1062,12 @@ static void test_dl_both_link_kinds(void **state)
 		unlink(out);
 		snprintf(want, sizeof(want), " DLOPEN   %s\n", plug);
 		if (!strstr(buf, want))
-			fail_msg("%s links: no \"%s\" in:\n%s", kind ? "perf" : "multi", want, buf);
+			fail_msg("%s, %s links: no \"%s\" in:\n%s", nostop ? "--no-stop" : "stopping",
+				 kind & 2 ? "perf" : "multi", want, buf);
 		snprintf(want, sizeof(want), " DLCLOSE  %s\n", plug);
 		if (!strstr(buf, want))
-			fail_msg("%s links: no \"%s\" in:\n%s", kind ? "perf" : "multi", want, buf);
+			fail_msg("%s, %s links: no \"%s\" in:\n%s", nostop ? "--no-stop" : "stopping",
+				 kind & 2 ? "perf" : "multi", want, buf);
 	}
 }
 

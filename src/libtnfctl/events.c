@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "elfsym.h"
+#include "kfeatures.h"
 #include "tracer.h"
 #include "tnfctl.skel.h"
 
@@ -27,7 +27,7 @@ static struct tnfctl_bpf *skel;
 static struct ring_buffer *rb;
 static void (*rec_cb)(const struct tnf_rec *);
 static struct uprobe_key *attached;
-static struct bpf_link **attached_links;
+static struct tnf_ulink *attached_links;
 static size_t nattached;
 
 static int on_record(void *ctx, void *data, size_t len)
@@ -40,14 +40,7 @@ static int on_record(void *ctx, void *data, size_t len)
 
 bool tnf_events_kfunc_available(void)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
-	bool ok;
-
-	if (!btf)
-		return false;
-	ok = btf__find_by_name_kind(btf, "bpf_send_signal_task", BTF_KIND_FUNC) > 0;
-	btf__free(btf);
-	return ok;
+	return tnf_kfeatures()->send_signal_task;
 }
 
 static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -66,6 +59,11 @@ int tnf_events_load(bool use_kfunc)
 	if (!skel)
 		return -errno;
 	skel->rodata->use_kfunc = use_kfunc;
+	tnf_uprobe_prepare(skel->progs.on_dl_debug_state);
+	tnf_uprobe_prepare(skel->progs.on_dlopen);
+	tnf_uprobe_prepare(skel->progs.on_dlopen_ret);
+	tnf_uprobe_prepare(skel->progs.on_dlclose);
+	tnf_uprobe_prepare(skel->progs.on_dlclose_ret);
 	err = tnfctl_bpf__load(skel);
 	if (err)
 		goto fail;
@@ -155,11 +153,12 @@ void tnf_events_untrack_all(void)
 static int attach_once(struct bpf_program *prog, bool ret, const char *path, const char *sym)
 {
 	struct tnf_elf_sym es;
-	struct bpf_link *link;
+	struct tnf_ulink link;
 	struct uprobe_key k;
 	struct stat st;
 	size_t i;
 	void *p;
+	int e;
 
 	if (stat(path, &st) || tnf_elf_lookup(path, sym, &es))
 		return -ENOENT;
@@ -170,15 +169,15 @@ static int attach_once(struct bpf_program *prog, bool ret, const char *path, con
 		if (attached[i].dev == k.dev && attached[i].ino == k.ino &&
 		    attached[i].off == k.off)
 			return 0;
-	link = bpf_program__attach_uprobe(prog, ret, -1, path, es.file_off);
-	if (!link)
-		return -errno;
+	e = tnf_uprobe_attach(prog, ret, path, es.file_off, &link);
+	if (e)
+		return e;
 	p = realloc(attached, (nattached + 1) * sizeof(*attached));
 	if (p)
 		attached = p;
 	p = p ? realloc(attached_links, (nattached + 1) * sizeof(*attached_links)) : NULL;
 	if (!p) {
-		bpf_link__destroy(link);
+		tnf_uprobe_release_all(&link, 1);
 		return -ENOMEM;
 	}
 	attached_links = p;
@@ -201,4 +200,19 @@ int tnf_events_attach_libc(const char *libc_path)
 	e = e ?: attach_once(skel->progs.on_dlclose, false, libc_path, "dlclose");
 	e = e ?: attach_once(skel->progs.on_dlclose_ret, true, libc_path, "dlclose");
 	return e;
+}
+
+/* At the helper's exit: the uprobe links released together, not one by one. */
+void tnf_events_unload(void)
+{
+	tnf_uprobe_release_all(attached_links, nattached);
+	free(attached_links);
+	free(attached);
+	attached_links = NULL;
+	attached = NULL;
+	nattached = 0;
+	ring_buffer__free(rb);
+	rb = NULL;
+	tnfctl_bpf__destroy(skel);
+	skel = NULL;
 }

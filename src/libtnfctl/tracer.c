@@ -1252,5 +1252,6 @@ int tnf_tracer_main(int sock)
 		reap_all();
 		evaluate_all();
 	}
+	tnf_events_unload();
 	return 0;
 }

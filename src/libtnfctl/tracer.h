@@ -90,6 +90,7 @@ int tnf_events_attach_rtld(const char *ldso_path);
 int tnf_events_attach_libc(const char *libc_path);
 void tnf_events_untrack_all(void);
 bool tnf_events_kfunc_available(void);
+void tnf_events_unload(void);
 
 /* ptrace.c */
 struct thr *thr_find(struct target *t, pid_t tid);

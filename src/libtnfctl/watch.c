@@ -17,6 +17,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "internal.h"
+#include "kfeatures.h"
 #include "watch.h"
 #include "watch.skel.h"
 
@@ -64,44 +65,6 @@ static uint64_t ring_size(void)
 	for (s = RING_MIN; s < want; s <<= 1)
 		;
 	return s;
-}
-
-static bool group_dead_arg, uprobe_multi_arg;
-
-/*
- * Does this kernel's sched_process_exit tracepoint pass group_dead (6.16+)?
- * Has it uprobe_multi links (6.6+)?
- */
-static void check_kernel_btf(void)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	const struct btf_type *t;
-	const char *no_multi = getenv("TNFCTL_NO_UPROBE_MULTI");
-	int id;
-	bool ok = false;
-
-	if (!btf)
-		return;
-	id = btf__find_by_name_kind(btf, "btf_trace_sched_process_exit", BTF_KIND_TYPEDEF);
-	if (id > 0) {
-		t = btf__type_by_id(btf, id);
-		t = t ? btf__type_by_id(btf, t->type) : NULL; /* pointer */
-		t = t ? btf__type_by_id(btf, t->type) : NULL; /* func proto */
-		ok = t && btf_is_func_proto(t) && btf_vlen(t) == 3;
-	}
-	group_dead_arg = ok;
-	uprobe_multi_arg =
-		!(no_multi && *no_multi) &&
-		btf__find_by_name_kind(btf, "bpf_uprobe_multi_link", BTF_KIND_STRUCT) > 0;
-	btf__free(btf);
-}
-
-/* Parsing the kernel's BTF takes tens of ms: once per process. */
-static void kernel_btf_once(void)
-{
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-	pthread_once(&once, check_kernel_btf);
 }
 
 static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -438,11 +401,11 @@ static int load(struct tnfctl_watch *w)
 		s->rodata->untrack_secure = !tnf_watch_caller_may_trace_all();
 		s->rodata->delay_ns = w->delay_ns;
 		s->rodata->wake_bytes = ring / 4;
-		kernel_btf_once();
-		w->legacy_exit = !group_dead_arg;
-		w->uprobe_multi = uprobe_multi_arg && (w->flags & TNFCTL_WATCH_DL);
-		if (w->uprobe_multi)
-			tnf_watch_uprobes_multi(s);
+		w->legacy_exit = !tnf_kfeatures()->exit_group_dead;
+		tnf_uprobe_prepare(s->progs.on_dlopen);
+		tnf_uprobe_prepare(s->progs.on_dlopen_ret);
+		tnf_uprobe_prepare(s->progs.on_dlclose);
+		tnf_uprobe_prepare(s->progs.on_dlclose_ret);
 		bpf_program__set_autoload(w->legacy_exit ? s->progs.on_exit : s->progs.on_exit_live,
 					  false);
 		err = bpf_map__set_max_entries(s->maps.events, ring);

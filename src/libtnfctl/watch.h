@@ -16,7 +16,7 @@
 
 struct tnfctl_watch_bpf;
 struct ring_buffer;
-struct bpf_link;
+struct tnf_ulink;
 
 struct tnf_watch_libc {
 	dev_t dev;
@@ -35,9 +35,7 @@ struct tnfctl_watch {
 	/* uprobes on dlopen/dlclose (entry and return), per libc inode */
 	struct tnf_watch_libc *libcs;
 	size_t nlibcs;
-	bool uprobe_multi; /* one uprobe_multi link each (fd in link_fds), else perf links */
-	struct bpf_link **links;
-	int *link_fds;
+	struct tnf_ulink *links;
 	size_t nlinks;
 	/* records drained from the ring, not yet returned: [u32 len][record], 8-aligned */
 	unsigned char *q;
@@ -58,6 +56,5 @@ bool tnf_watch_caller_may_trace_all(void);
 tnfctl_errcode_t tnf_watch_add_descendants(struct tnfctl_watch *w);
 void tnf_watch_attach_libc_of(struct tnfctl_watch *w, pid_t pid);
 void tnf_watch_detach_all(struct tnfctl_watch *w);
-void tnf_watch_uprobes_multi(struct tnfctl_watch_bpf *s);
 
 #endif

@@ -7,18 +7,15 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <pthread.h>
-#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <linux/bpf.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "elfsym.h"
+#include "kfeatures.h"
 #include "tracer.h"
 #include "watch.h"
 #include "watch.skel.h"
@@ -173,72 +170,19 @@ tnfctl_errcode_t tnf_watch_add_descendants(struct tnfctl_watch *w)
 	return err;
 }
 
-/*
- * uprobe_multi (Linux 6.6+): libbpf 1.1 predates it, so the program type and
- * BPF_LINK_CREATE are spelt here from the kernel's UAPI.  Its release waits
- * for one RCU tasks-trace grace period without the global mutex a perf
- * uprobe link holds while it waits, so links released together overlap.
- */
-#define TNF_BPF_TRACE_UPROBE_MULTI 48
-#define TNF_BPF_F_UPROBE_MULTI_RETURN 1U
-
-struct tnf_link_create_uprobe_multi {
-	uint32_t prog_fd, target_fd, attach_type, flags;
-	uint64_t path, offsets, ref_ctr_offsets, cookies;
-	uint32_t cnt, um_flags, pid, pad;
-};
-
-void tnf_watch_uprobes_multi(struct tnfctl_watch_bpf *s)
-{
-	bpf_program__set_expected_attach_type(s->progs.on_dlopen, TNF_BPF_TRACE_UPROBE_MULTI);
-	bpf_program__set_expected_attach_type(s->progs.on_dlopen_ret, TNF_BPF_TRACE_UPROBE_MULTI);
-	bpf_program__set_expected_attach_type(s->progs.on_dlclose, TNF_BPF_TRACE_UPROBE_MULTI);
-	bpf_program__set_expected_attach_type(s->progs.on_dlclose_ret, TNF_BPF_TRACE_UPROBE_MULTI);
-}
-
-static int uprobe_multi_link(struct bpf_program *prog, bool ret, const char *path, uint64_t off)
-{
-	struct tnf_link_create_uprobe_multi a = {
-		.prog_fd = bpf_program__fd(prog),
-		.attach_type = TNF_BPF_TRACE_UPROBE_MULTI,
-		.path = (uintptr_t)path,
-		.offsets = (uintptr_t)&off,
-		.cnt = 1,
-		.um_flags = ret ? TNF_BPF_F_UPROBE_MULTI_RETURN : 0,
-	};
-	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
-
-	return fd < 0 ? -errno : fd;
-}
-
 static int attach(struct tnfctl_watch *w, struct bpf_program *prog, bool ret, const char *path,
 		  uint64_t off)
 {
-	struct bpf_link *link, **nl;
-	int *nf, fd;
+	struct tnf_ulink *nl = realloc(w->links, (w->nlinks + 1) * sizeof(*nl));
+	int err;
 
-	nl = realloc(w->links, (w->nlinks + 1) * sizeof(*nl));
-	if (nl)
-		w->links = nl;
-	nf = realloc(w->link_fds, (w->nlinks + 1) * sizeof(*nf));
-	if (nf)
-		w->link_fds = nf;
-	if (!nl || !nf)
+	if (!nl)
 		return -ENOMEM;
-	if (w->uprobe_multi) {
-		fd = uprobe_multi_link(prog, ret, path, off);
-		if (fd < 0)
-			return fd;
-		w->links[w->nlinks] = NULL;
-		w->link_fds[w->nlinks++] = fd;
-		return 0;
-	}
-	link = bpf_program__attach_uprobe(prog, ret, -1, path, off);
-	if (!link)
-		return -errno;
-	w->links[w->nlinks] = link;
-	w->link_fds[w->nlinks++] = -1;
-	return 0;
+	w->links = nl;
+	err = tnf_uprobe_attach(prog, ret, path, off, &nl[w->nlinks]);
+	if (!err)
+		w->nlinks++;
+	return err;
 }
 
 /*
@@ -274,52 +218,10 @@ void tnf_watch_attach_libc_of(struct tnfctl_watch *w, pid_t pid)
 	attach(w, w->skel->progs.on_dlclose_ret, true, mi.libc_path, sc.file_off);
 }
 
-struct release {
-	struct bpf_link *link;
-	int fd;
-};
-
-static void *release_link(void *arg)
-{
-	struct release *r = arg;
-
-	if (r->link)
-		bpf_link__destroy(r->link);
-	else
-		close(r->fd);
-	return NULL;
-}
-
-/*
- * Releasing a uprobe link waits for an RCU tasks-trace grace period
- * (~100 ms); uprobe_multi links released from one thread each wait for
- * the same one.
- */
 void tnf_watch_detach_all(struct tnfctl_watch *w)
 {
-	pthread_t *th = calloc(w->nlinks, sizeof(*th));
-	struct release *r = calloc(w->nlinks, sizeof(*r));
-	bool *started = calloc(w->nlinks, sizeof(*started));
-	size_t i;
-
-	for (i = 0; r && i < w->nlinks; i++)
-		r[i] = (struct release){w->links[i], w->link_fds[i]};
-	for (i = 0; th && r && started && i < w->nlinks; i++)
-		started[i] = !pthread_create(&th[i], NULL, release_link, &r[i]);
-	for (i = 0; i < w->nlinks; i++) {
-		if (started && started[i])
-			pthread_join(th[i], NULL);
-		else if (w->links[i])
-			bpf_link__destroy(w->links[i]);
-		else
-			close(w->link_fds[i]);
-	}
-	free(th);
-	free(r);
-	free(started);
+	tnf_uprobe_release_all(w->links, w->nlinks);
 	free(w->links);
-	free(w->link_fds);
-	w->link_fds = NULL;
 	free(w->libcs);
 	w->links = NULL;
 	w->libcs = NULL;

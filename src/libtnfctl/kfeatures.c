@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* What the running kernel offers, from /sys/kernel/btf/vmlinux, once. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <bpf/btf.h>
+#include "kfeatures.h"
+
+static struct tnf_kfeatures kf;
+
+static bool exit_passes_group_dead(const struct btf *btf)
+{
+	const struct btf_type *t;
+	int id = btf__find_by_name_kind(btf, "btf_trace_sched_process_exit", BTF_KIND_TYPEDEF);
+
+	if (id <= 0)
+		return false;
+	t = btf__type_by_id(btf, id);
+	t = t ? btf__type_by_id(btf, t->type) : NULL; /* pointer */
+	t = t ? btf__type_by_id(btf, t->type) : NULL; /* func proto */
+	return t && btf_is_func_proto(t) && btf_vlen(t) == 3;
+}
+
+static void probe(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const char *no_multi = getenv("TNFCTL_NO_UPROBE_MULTI");
+
+	if (!btf)
+		return;
+	kf.send_signal_task = btf__find_by_name_kind(btf, "bpf_send_signal_task", BTF_KIND_FUNC) > 0;
+	kf.exit_group_dead = exit_passes_group_dead(btf);
+	kf.uprobe_multi = !(no_multi && *no_multi) &&
+			  btf__find_by_name_kind(btf, "bpf_uprobe_multi_link", BTF_KIND_STRUCT) > 0;
+	btf__free(btf);
+}
+
+const struct tnf_kfeatures *tnf_kfeatures(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, probe);
+	return &kf;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What the running kernel offers, read once per process from its BTF, and
+ * the uprobe links built on it (uprobe_link.c): shared by the tracer
+ * helper's events.c and the passive watch.
+ */
+#ifndef TNFCTL_KFEATURES_H
+#define TNFCTL_KFEATURES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct bpf_program;
+struct bpf_link;
+
+struct tnf_kfeatures {
+	bool send_signal_task; /* kfunc bpf_send_signal_task (6.13+) */
+	bool exit_group_dead;  /* sched_process_exit passes group_dead (6.16+) */
+	bool uprobe_multi;     /* uprobe_multi links (6.6+), unless TNFCTL_NO_UPROBE_MULTI */
+};
+
+/* Parsed at the first call (tens of ms), then cached. */
+const struct tnf_kfeatures *tnf_kfeatures(void);
+
+/*
+ * A uprobe link: a uprobe_multi link's fd where the kernel has them (@prog
+ * prepared by tnf_uprobe_prepare before its object is loaded), otherwise a
+ * libbpf perf link.
+ */
+struct tnf_ulink {
+	struct bpf_link *link;
+	int fd;
+};
+
+void tnf_uprobe_prepare(struct bpf_program *prog);
+int tnf_uprobe_attach(struct bpf_program *prog, bool ret, const char *path, uint64_t off,
+		      struct tnf_ulink *l);
+/* Release @n links together: their RCU grace periods overlap. */
+void tnf_uprobe_release_all(struct tnf_ulink *l, size_t n);
+
+#endif

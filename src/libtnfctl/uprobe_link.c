@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * uprobe links.  A perf uprobe link's release waits for an RCU tasks-trace
+ * grace period while holding a global mutex (~0.1 s each, one after the
+ * other); a uprobe_multi link (Linux 6.6+) waits without it, so links
+ * released together share one.  libbpf 1.1 predates uprobe_multi: its
+ * attach type and BPF_LINK_CREATE attributes are spelt here from the
+ * kernel's UAPI.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/bpf.h>
+#include <bpf/libbpf.h>
+#include "kfeatures.h"
+
+#define TNF_BPF_TRACE_UPROBE_MULTI 48
+#define TNF_BPF_F_UPROBE_MULTI_RETURN 1U
+
+struct link_create_uprobe_multi {
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;
+	uint32_t cnt, um_flags, pid, pad;
+};
+
+void tnf_uprobe_prepare(struct bpf_program *prog)
+{
+	if (tnf_kfeatures()->uprobe_multi)
+		bpf_program__set_expected_attach_type(prog, TNF_BPF_TRACE_UPROBE_MULTI);
+}
+
+int tnf_uprobe_attach(struct bpf_program *prog, bool ret, const char *path, uint64_t off,
+		      struct tnf_ulink *l)
+{
+	struct link_create_uprobe_multi a = {
+		.prog_fd = bpf_program__fd(prog),
+		.attach_type = TNF_BPF_TRACE_UPROBE_MULTI,
+		.path = (uintptr_t)path,
+		.offsets = (uintptr_t)&off,
+		.cnt = 1,
+		.um_flags = ret ? TNF_BPF_F_UPROBE_MULTI_RETURN : 0,
+	};
+
+	l->link = NULL;
+	l->fd = -1;
+	if (bpf_program__expected_attach_type(prog) == TNF_BPF_TRACE_UPROBE_MULTI) {
+		l->fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+		return l->fd < 0 ? -errno : 0;
+	}
+	l->link = bpf_program__attach_uprobe(prog, ret, -1, path, off);
+	return l->link ? 0 : -errno;
+}
+
+static void release(struct tnf_ulink *l)
+{
+	if (l->link)
+		bpf_link__destroy(l->link);
+	else if (l->fd >= 0)
+		close(l->fd);
+	l->link = NULL;
+	l->fd = -1;
+}
+
+static void *release_thread(void *arg)
+{
+	release(arg);
+	return NULL;
+}
+
+void tnf_uprobe_release_all(struct tnf_ulink *l, size_t n)
+{
+	pthread_t *th = calloc(n, sizeof(*th));
+	bool *started = calloc(n, sizeof(*started));
+	size_t i;
+
+	for (i = 0; th && started && i < n; i++)
+		started[i] = !pthread_create(&th[i], NULL, release_thread, &l[i]);
+	for (i = 0; i < n; i++) {
+		if (started && started[i])
+			pthread_join(th[i], NULL);
+		else
+			release(&l[i]);
+	}
+	free(th);
+	free(started);
+}
