@@ -48,7 +48,7 @@ CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(B) -Ibpf -Isrc/common
 CFLAGS += $(SAN)
 LDFLAGS += $(SAN)
 LIBS_CTL := $(shell pkg-config --libs libbpf libelf) -lpthread
-LIBS_TEST := $(shell pkg-config --libs cmocka) -lpthread -ldl
+LIBS_TEST := $(shell pkg-config --libs cmocka libbpf) -lpthread -ldl
 
 CTL_SRCS := $(wildcard src/libtnfctl/*.c)
 CTL_OBJS := $(CTL_SRCS:%.c=$(B)/%.o)

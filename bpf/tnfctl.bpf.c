@@ -86,6 +86,29 @@ static struct tnf_rec *rec_reserve(u32 kind, u32 tgid, u32 tid)
 	return r;
 }
 
+static __always_inline u64 start_ticks(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, group_leader, start_boottime) / TNF_NSEC_PER_TICK;
+}
+
+/* @t's process's entry; one left by a process whose pid was reused is dropped. */
+static struct tnf_tgid_state *tracked_of(struct task_struct *t)
+{
+	u32 tgid = BPF_CORE_READ(t, tgid);
+	struct tnf_tgid_state *st = bpf_map_lookup_elem(&tracked, &tgid);
+
+	if (st && st->start_ticks != start_ticks(t)) {
+		bpf_map_delete_elem(&tracked, &tgid);
+		return NULL;
+	}
+	return st;
+}
+
+static __always_inline struct tnf_tgid_state *tracked_current(void)
+{
+	return tracked_of((struct task_struct *)bpf_get_current_task());
+}
+
 static bool stop_current(void)
 {
 	return bpf_send_signal_thread(SIGSTOP) == 0;
@@ -101,7 +124,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 
 	if (ptgid == ctgid)
 		return 0; /* a new thread, not a fork */
-	st = bpf_map_lookup_elem(&tracked, &ptgid);
+	st = tracked_of(parent);
 	if (!st || !(st->flags & TNF_F_ARMED))
 		return 0;
 	flags = st->flags;
@@ -113,6 +136,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		r->flags |= TNF_RF_VFORK;
 	if (flags & TNF_F_FOLLOW) {
 		cst.r_state_addr = st->r_state_addr;
+		cst.start_ticks = start_ticks(child);
 		if (bpf_map_update_elem(&tracked, &ctgid, &cst, BPF_ANY) == 0)
 			r->flags |= TNF_RF_CHILD_TRACKED;
 	}
@@ -136,7 +160,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	struct tnf_tgid_state *st;
 	struct tnf_rec *r;
 
-	st = bpf_map_lookup_elem(&tracked, &tgid);
+	st = tracked_of(p);
 	if (!st || !(st->flags & TNF_F_ARMED))
 		return 0;
 	st->rtld_pending = 0;
@@ -158,7 +182,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	u32 tgid = p->tgid, tid = p->pid;
 	struct tnf_rec *r;
 
-	if (!bpf_map_lookup_elem(&tracked, &tgid))
+	if (!tracked_of(p))
 		return 0;
 	bpf_map_delete_elem(&dl_args, &tid);
 	/* One record per process: only the last thread to leave reports. */
@@ -182,10 +206,10 @@ int BPF_PROG(on_exit, struct task_struct *p)
 static int save_dl_arg(const void *user_str)
 {
 	u64 id = bpf_get_current_pid_tgid();
-	u32 tgid = id >> 32, tid = (u32)id, zero = 0;
+	u32 tid = (u32)id, zero = 0;
 	struct tnf_dl_arg *a;
 
-	if (!bpf_map_lookup_elem(&tracked, &tgid))
+	if (!tracked_current())
 		return 0;
 	a = bpf_map_lookup_elem(&scratch, &zero);
 	if (!a)
@@ -225,7 +249,7 @@ int BPF_KPROBE(on_dl_debug_state)
 	struct tnf_rec *r;
 	int state = -1;
 
-	st = bpf_map_lookup_elem(&tracked, &tgid);
+	st = tracked_current();
 	if (!st || !st->r_state_addr)
 		return 0;
 	if (bpf_probe_read_user(&state, sizeof(state), (void *)st->r_state_addr))
@@ -276,7 +300,7 @@ static int dl_return(u32 kind, bool ok)
 	a = bpf_map_lookup_elem(&dl_args, &tid);
 	if (!a)
 		return 0;
-	st = bpf_map_lookup_elem(&tracked, &tgid);
+	st = tracked_current();
 	if (st && (st->flags & TNF_F_ARMED) && ok && !a->notified) {
 		r = rec_reserve(kind, tgid, tid);
 		if (r) {

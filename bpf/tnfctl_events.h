@@ -32,11 +32,20 @@ enum tnf_rec_flags {
 	TNF_RF_CHILD_TRACKED = 1 << 3, /* child added to the tracked map */
 };
 
+/*
+ * Keyed by tgid.  start_ticks is the process's identity: its leader's start
+ * time in clock ticks since boot (USER_HZ, /proc/PID/stat field 22).  An
+ * entry whose process is gone and whose pid was reused does not match the
+ * new process, and the BPF side drops it instead of stopping a stranger.
+ */
 struct tnf_tgid_state {
 	unsigned int flags;
 	unsigned int rtld_pending;	 /* 1: RT_ADD seen, 2: RT_DELETE seen */
 	unsigned long long r_state_addr; /* &_r_debug.r_state in the target */
+	unsigned long long start_ticks;
 };
+
+#define TNF_NSEC_PER_TICK 10000000ULL /* USER_HZ is 100 on every Linux ABI */
 
 struct tnf_rec {
 	unsigned long long seq;

@@ -17,9 +17,12 @@
  *    bpf/tnfctl.bpf.c: there is no knob to make it small.)
  * The controller of the first test is this binary (`test_faults --ctl`).
  */
+#include <dirent.h>
 #include <sys/mman.h>
+#include <bpf/bpf.h>
 #include "testlib.h"
 #include "stress/storm.h"
+#include "tnfctl_events.h"
 
 static char self_exe[PATH_MAX];
 static unsigned int seed, seed0;
@@ -190,6 +193,7 @@ static void test_controller_killed_at_random(void **state)
 	for (run = 0; run < runs; run++) {
 		/* a random point: a phase of the first or second cycle, then 0-4 ms */
 		int keep[] = {shmfd, -1}, st, found, pfd, delay = rnd(5);
+		char what[128];
 		int want = PH_PID_OPEN + rnd(PH_N - PH_PID_OPEN), cycle = rnd(2);
 		char **env = tl_env_build(NULL);
 		long long end;
@@ -225,7 +229,9 @@ static void test_controller_killed_at_random(void **state)
 			b_none++;
 		}
 		tl_reap_children();
-		assert_nothing_stopped("after the controller died");
+		snprintf(what, sizeof(what), "run %d, after the controller died in %s (cycle %d)", run,
+			 phase_names[shm->phase], shm->cycles);
+		assert_nothing_stopped(what);
 		/* the attached target runs on, untraced, and so does its fork loop */
 		tl_assert_running(a->pid, "attached target after the controller died");
 		tl_send(a, "tracer");
@@ -627,6 +633,221 @@ static void test_pid_reuse_after_kill(void **state)
 	check_new_owner(n, hold, "after tnfctl_close(DEFAULT) of the old exec_open handle");
 }
 
+/*
+ * The BPF map of tracked processes of this test's tracer helper (found by
+ * its name and value size among the helper's descriptors), or -1.
+ */
+static int helper_tracked_map(void)
+{
+	struct tl_pinfo *ps;
+	int i, n, fd = -1;
+
+	n = tl_subtree(&ps);
+	for (i = 0; i < n && fd < 0; i++) {
+		char path[64], line[128];
+		struct dirent *de;
+		DIR *d;
+
+		if (!tl_is_tracer(&ps[i]) || ps[i].state == 'Z')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo", ps[i].pid);
+		d = opendir(path);
+		while (d && fd < 0 && (de = readdir(d))) {
+			char fpath[320];
+			unsigned int id = 0;
+			FILE *f;
+
+			snprintf(fpath, sizeof(fpath), "%s/%s", path, de->d_name);
+			f = fopen(fpath, "re");
+			while (f && fgets(line, sizeof(line), f))
+				if (sscanf(line, "map_id: %u", &id) == 1)
+					break;
+			if (f)
+				fclose(f);
+			if (id) {
+				struct bpf_map_info info = {0};
+				__u32 len = sizeof(info);
+				int mfd = bpf_map_get_fd_by_id(id);
+
+				if (mfd >= 0 && !bpf_obj_get_info_by_fd(mfd, &info, &len) &&
+				    !strcmp(info.name, "tracked") &&
+				    info.value_size == sizeof(struct tnf_tgid_state))
+					fd = mfd;
+				else if (mfd >= 0)
+					close(mfd);
+			}
+		}
+		if (d)
+			closedir(d);
+	}
+	free(ps);
+	return fd;
+}
+
+/* A child of ours that waits on *go_w, then forks once, reaps that child and exits 0. */
+static pid_t fork_on_go(int *go_w)
+{
+	int pp[2];
+	pid_t c;
+
+	assert_int_equal(pipe2(pp, O_CLOEXEC), 0);
+	c = fork();
+	assert_true(c >= 0);
+	if (c == 0) {
+		char x;
+		pid_t g;
+
+		close(pp[1]);
+		while (read(pp[0], &x, 1) < 0 && errno == EINTR)
+			;
+		g = fork();
+		if (g == 0)
+			_exit(0);
+		_exit(g > 0 && waitpid(g, NULL, 0) == g ? 0 : 1);
+	}
+	close(pp[0]);
+	tl_track_pid(c);
+	*go_w = pp[1];
+	return c;
+}
+
+static unsigned long long proc_start_ticks(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	assert_true(tl_read_file(path, buf, sizeof(buf)) > 0);
+	p = strrchr(buf, ')');
+	assert_non_null(p);
+	assert_int_equal(sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
+				       "%*d %*d %*d %*d %*d %llu",
+				&t),
+			 1);
+	return t;
+}
+
+/*
+ * An entry of the tracked map left by a process whose pid was then reused
+ * (the helper untracks a dead target at once, but the pid may be reused
+ * before it gets there) must never stop the pid's new owner, whatever its
+ * flags say: the BPF side checks the process's start time.  Stale entries
+ * were seen stopping foreign processes (a shell of another test, left in a
+ * group-stop for good).  The control: the same entry with the right start
+ * time does stop the process at its fork, so the check is what saves it.
+ */
+static void test_stale_entry_never_stops_a_stranger(void **state)
+{
+	struct tnf_tgid_state ent = {.flags = TNF_F_ARMED}, got;
+	struct tl_proc *p;
+	tnfctl_handle_t *h;
+	int mfd, go, st;
+	uint32_t key;
+	pid_t q, w;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 1);
+	h = tl_pid_open(p->pid);
+	mfd = helper_tracked_map();
+	if (mfd < 0)
+		fail_msg("the tracer helper's map of tracked processes was not found");
+
+	/* a stranger: its pid in the map, with another process's start time */
+	q = fork_on_go(&go);
+	key = q;
+	ent.start_ticks = proc_start_ticks(q) + 1;
+	assert_int_equal(bpf_map_update_elem(mfd, &key, &ent, BPF_ANY), 0);
+	assert_int_equal(write(go, "g", 1), 1);
+	close(go);
+	w = tl_waitpid_timeout(q, &st, 0, tl.timeout_ms);
+	if (w != q) {
+		char desc[256];
+
+		fail_msg("a process whose pid had a stale entry did not finish its fork: %s",
+			 tl_describe(q, desc, sizeof(desc)));
+	}
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_not_equal(bpf_map_lookup_elem(mfd, &key, &got), 0); /* dropped */
+
+	/* the control: the right start time, and the fork stops it */
+	q = fork_on_go(&go);
+	key = q;
+	ent.start_ticks = proc_start_ticks(q);
+	assert_int_equal(bpf_map_update_elem(mfd, &key, &ent, BPF_ANY), 0);
+	assert_int_equal(write(go, "g", 1), 1);
+	close(go);
+	if (tl_waitpid_timeout(q, &st, WUNTRACED, tl.timeout_ms) != q || !WIFSTOPPED(st)) {
+		char desc[256];
+
+		fail_msg("the control: an armed entry with its own start time did not stop it: %s",
+			 tl_describe(q, desc, sizeof(desc)));
+	}
+	bpf_map_delete_elem(mfd, &key);
+	kill(q, SIGKILL);
+	tl_reap(q);
+	tl_reap_children();
+	close(mfd);
+	tl_close(h, TNFCTL_TARG_RESUME);
+	tl_assert_running(p->pid, "the attached target");
+}
+
+/* The pid of this test's tracer helper, or -1. */
+static pid_t helper_pid(void)
+{
+	struct tl_pinfo *ps;
+	int i, n = tl_subtree(&ps);
+	pid_t pid = -1;
+
+	for (i = 0; i < n; i++)
+		if (tl_is_tracer(&ps[i]) && ps[i].state != 'Z')
+			pid = ps[i].pid;
+	free(ps);
+	return pid;
+}
+
+/*
+ * The helper killed under an open handle (the OOM killer, a stray kill):
+ * the old handle's calls fail and its close still works, and the next open
+ * starts a new helper instead of failing INTERNAL for ever, as it did.
+ */
+static void test_helper_killed_next_open_works(void **state)
+{
+	struct tl_proc *p, *q;
+	tnfctl_handle_t *h, *h2;
+	tnfctl_event_t evt;
+	pid_t hp;
+	int fd;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 1);
+	h = tl_pid_open(p->pid);
+	hp = helper_pid();
+	assert_true(hp > 0);
+	fd = tl_pidfd_open(hp);
+	assert_true(fd >= 0);
+	tl_pidfd_kill(fd, SIGKILL);
+	assert_int_equal(tl_pidfd_wait(fd, tl.timeout_ms), 0);
+	close(fd);
+	tl_reap_children();
+	assert_int_not_equal(tnfctl_continue(h, &evt, NULL), TNFCTL_ERR_NONE);
+	/* a new open, while the old handle is still open */
+	q = tl_start_target(tl.target, 1);
+	tl_assert_err(tnfctl_pid_open(q->pid, &h2), TNFCTL_ERR_NONE);
+	assert_int_not_equal(helper_pid(), hp);
+	tl_assert_all_stopped(q->pid, "a target opened after the helper was killed");
+	tl_close(h2, TNFCTL_TARG_RESUME);
+	tnfctl_close(h, TNFCTL_TARG_RESUME); /* frees it, whatever it says */
+	tl_untrack_handle(h);
+	/* the dead helper's stops are the kernel's to undo; ours must not linger */
+	kill(p->pid, SIGCONT);
+	tl_assert_running(q->pid, "the second target after its close");
+	if (tl_wait_tracers_gone(tl.timeout_ms, NULL))
+		fail_msg("a tracer helper is left after every handle was closed");
+}
+
 /* ------------------------------------------------------------------ */
 /* 5. a full ring buffer */
 
@@ -692,6 +913,8 @@ static void test_full_ring_watch_and_stopping(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
+		TL_TEST(test_stale_entry_never_stops_a_stranger),
+		TL_TEST(test_helper_killed_next_open_works),
 		TL_TEST(test_controller_killed_at_random),
 		TL_TEST(test_target_killed_at_random),
 		TL_TEST(test_target_blocks_every_signal),

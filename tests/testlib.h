@@ -300,8 +300,23 @@ static inline const char *tl_describe(pid_t pid, char *buf, size_t size)
 	size_t off;
 	int i, n;
 
+	char path[64], stat[512], *p;
+	int ppid = 0, pgrp = 0, fd;
+	ssize_t len;
+
 	tl_comm(pid, comm, sizeof(comm));
-	off = snprintf(buf, size, "pid %d (%s):", pid, comm);
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	len = fd >= 0 ? read(fd, stat, sizeof(stat) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (len > 0) {
+		stat[len] = '\0';
+		p = strrchr(stat, ')');
+		if (p)
+			sscanf(p + 1, " %*c %d %d", &ppid, &pgrp);
+	}
+	off = snprintf(buf, size, "pid %d (%s, ppid %d, pgrp %d):", pid, comm, ppid, pgrp);
 	n = tl_tasks(pid, tids, TL_MAX_TASKS);
 	if (n < 0 && off < size)
 		off += snprintf(buf + off, size - off, " gone");
@@ -1462,6 +1477,9 @@ static inline void tl_test_no_leftovers(void **state)
 
 #define TL_TEST(fn)   cmocka_unit_test_setup_teardown(fn, tl_setup, tl_teardown)
 #define TL_FINAL_TEST cmocka_unit_test(tl_test_no_leftovers)
-#define tl_run(tests) cmocka_run_group_tests(tests, tl_group_setup, tl_group_teardown)
+/* TL_FILTER=PATTERN runs only the tests whose names match (cmocka's * and ?). */
+#define tl_run(tests)                                                              \
+	(getenv("TL_FILTER") ? cmocka_set_test_filter(getenv("TL_FILTER")) : (void)0, \
+	 cmocka_run_group_tests(tests, tl_group_setup, tl_group_teardown))
 
 #endif /* TESTLIB_H */

@@ -9,6 +9,7 @@
  * long enough to resume its targets, see tracer.c).
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -20,9 +21,18 @@
 #include "internal.h"
 #include "tracer.h"
 
+/*
+ * A helper and the handles it serves.  A new open goes to `cur`; if that
+ * helper died (killed by someone), a new one is started, and the old one's
+ * handles keep their struct until they are closed.
+ */
+struct tnf_agent {
+	int sock;
+	unsigned int users;
+};
+
 static pthread_mutex_t agent_lock = PTHREAD_MUTEX_INITIALIZER;
-static int agent_sock = -1;
-static unsigned int agent_users;
+static struct tnf_agent *cur;
 static _Atomic uint64_t lost_seen;
 
 /*
@@ -109,8 +119,7 @@ static void atfork_child(void)
 		close(our_fds[i]);
 	nour_fds = 0;
 	/* The child starts afresh: no helper, no handle (another thread may have held the lock). */
-	agent_sock = -1;
-	agent_users = 0;
+	cur = NULL;
 	pthread_mutex_init(&agent_lock, NULL);
 	pthread_mutex_unlock(&fd_lock);
 }
@@ -166,17 +175,23 @@ int tnf_client_socketpair(int sv[2])
  */
 static tnfctl_errcode_t agent_start(void)
 {
+	struct tnf_agent *a = calloc(1, sizeof(*a));
 	struct tnf_rep rep;
 	int sv[2], st;
 	pid_t pid;
 	ssize_t n;
 
-	if (tnf_client_socketpair(sv))
+	if (!a)
+		return TNFCTL_ERR_ALLOCFAIL;
+	if (tnf_client_socketpair(sv)) {
+		free(a);
 		return TNFCTL_ERR_INTERNAL;
+	}
 	pid = fork();
 	if (pid < 0) {
 		close(sv[0]);
 		close(sv[1]);
+		free(a);
 		return TNFCTL_ERR_ALLOCFAIL;
 	}
 	if (pid == 0) {
@@ -194,35 +209,50 @@ static tnfctl_errcode_t agent_start(void)
 	n = tnf_recv(sv[0], &rep, sizeof(rep), NULL);
 	if (n != (ssize_t)sizeof(rep) || rep.err != TNFCTL_ERR_NONE) {
 		close(sv[0]);
+		free(a);
 		return n == (ssize_t)sizeof(rep) ? (tnfctl_errcode_t)rep.err : TNFCTL_ERR_INTERNAL;
 	}
-	agent_sock = sv[0];
-	fd_register(agent_sock);
+	a->sock = sv[0];
+	fd_register(a->sock);
+	cur = a;
 	return TNFCTL_ERR_NONE;
 }
 
-static tnfctl_errcode_t agent_get(void)
+/* The helper closed its end: it died (nothing else makes it go while we hold handles). */
+static bool agent_dead(const struct tnf_agent *a)
+{
+	struct pollfd p = {.fd = a->sock, .events = POLLIN};
+
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLNVAL));
+}
+
+/* The current helper, started if needed, with one more user.  Under agent_lock. */
+static tnfctl_errcode_t agent_get_locked(struct tnf_agent **ap)
 {
 	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
 
-	pthread_mutex_lock(&agent_lock);
-	if (agent_users == 0)
+	if (cur && agent_dead(cur))
+		cur = NULL; /* its handles still hold it */
+	if (!cur)
 		err = agent_start();
-	if (err == TNFCTL_ERR_NONE)
-		agent_users++;
-	pthread_mutex_unlock(&agent_lock);
+	if (err == TNFCTL_ERR_NONE) {
+		cur->users++;
+		*ap = cur;
+	}
 	return err;
 }
 
-static void agent_put(void)
+static void agent_put(struct tnf_agent *a)
 {
 	pthread_mutex_lock(&agent_lock);
-	if (--agent_users == 0) {
+	if (--a->users == 0) {
 		struct tnf_req quit = {.op = TNF_OP_QUIT};
 
-		tnf_send(agent_sock, &quit, sizeof(quit), -1);
-		fd_close(agent_sock);
-		agent_sock = -1;
+		tnf_send(a->sock, &quit, sizeof(quit), -1);
+		fd_close(a->sock);
+		if (cur == a)
+			cur = NULL;
+		free(a);
 	}
 	pthread_mutex_unlock(&agent_lock);
 }
@@ -245,38 +275,39 @@ static struct tnfctl_handle *handle_alloc(int sock, pid_t pid)
 tnfctl_errcode_t tnf_client_new_handle(struct tnfctl_handle **hp)
 {
 	struct tnf_req req = {.op = TNF_OP_NEW_HANDLE};
-	struct tnfctl_handle *h;
+	struct tnfctl_handle *h = NULL;
+	struct tnf_agent *a = NULL;
 	tnfctl_errcode_t err;
-	int sv[2];
+	int sv[2] = {-1, -1};
 
-	err = agent_get();
-	if (err)
-		return err;
-	if (tnf_client_socketpair(sv)) {
-		agent_put();
-		return TNFCTL_ERR_INTERNAL;
-	}
-	h = handle_alloc(sv[0], 0);
-	if (h)
-		fd_register(sv[0]);
-	if (!h || tnf_send(agent_sock, &req, sizeof(req), sv[1])) {
-		err = h ? TNFCTL_ERR_INTERNAL : TNFCTL_ERR_ALLOCFAIL;
-		if (h)
-			fd_close(sv[0]);
-		else
+	pthread_mutex_lock(&agent_lock);
+	err = agent_get_locked(&a);
+	if (!err && tnf_client_socketpair(sv))
+		err = TNFCTL_ERR_INTERNAL;
+	if (!err && !(h = handle_alloc(sv[0], 0)))
+		err = TNFCTL_ERR_ALLOCFAIL;
+	if (!err && tnf_send(a->sock, &req, sizeof(req), sv[1]))
+		err = TNFCTL_ERR_INTERNAL;
+	pthread_mutex_unlock(&agent_lock);
+	if (sv[1] >= 0)
+		close(sv[1]);
+	if (err) {
+		if (sv[0] >= 0)
 			close(sv[0]);
 		free(h);
-		close(sv[1]);
-		agent_put();
+		if (a)
+			agent_put(a);
 		return err;
 	}
-	close(sv[1]);
+	fd_register(sv[0]);
+	h->agent = a;
 	*hp = h;
 	return TNFCTL_ERR_NONE;
 }
 
-/* A child handle: the helper already holds the other end of @sock. */
-tnfctl_errcode_t tnf_client_adopt(int sock, pid_t pid, struct tnfctl_handle **hp)
+/* A child handle of @parent's: its helper already holds the other end of @sock. */
+tnfctl_errcode_t tnf_client_adopt(struct tnfctl_handle *parent, int sock, pid_t pid,
+				  struct tnfctl_handle **hp)
 {
 	struct tnfctl_handle *h = handle_alloc(sock, pid);
 
@@ -284,7 +315,8 @@ tnfctl_errcode_t tnf_client_adopt(int sock, pid_t pid, struct tnfctl_handle **hp
 		return TNFCTL_ERR_ALLOCFAIL;
 	fd_register(sock);
 	pthread_mutex_lock(&agent_lock);
-	agent_users++;
+	h->agent = parent->agent;
+	h->agent->users++;
 	pthread_mutex_unlock(&agent_lock);
 	*hp = h;
 	return TNFCTL_ERR_NONE;
@@ -292,10 +324,13 @@ tnfctl_errcode_t tnf_client_adopt(int sock, pid_t pid, struct tnfctl_handle **hp
 
 void tnf_client_free_handle(struct tnfctl_handle *h)
 {
+	struct tnf_agent *a = h->agent;
+
 	fd_close(h->sock);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
-	agent_put();
+	if (a)
+		agent_put(a);
 }
 
 void tnf_client_note_lost(uint64_t lost)
@@ -337,10 +372,10 @@ TNF_API uint64_t tnfctl_events_lost(void)
 
 	/* Ask a live helper for a fresh count on a throwaway handle socket. */
 	pthread_mutex_lock(&agent_lock);
-	if (agent_users > 0 && tnf_client_socketpair(sv) == 0) {
+	if (cur && tnf_client_socketpair(sv) == 0) {
 		struct tnf_req nh = {.op = TNF_OP_NEW_HANDLE};
 
-		if (tnf_send(agent_sock, &nh, sizeof(nh), sv[1]) == 0 &&
+		if (tnf_send(cur->sock, &nh, sizeof(nh), sv[1]) == 0 &&
 		    tnf_send(sv[0], &req, sizeof(req), -1) == 0 &&
 		    tnf_recv(sv[0], &rep, sizeof(rep), NULL) == (ssize_t)sizeof(rep))
 			tnf_client_note_lost(rep.lost);

@@ -111,7 +111,7 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 		break;
 	case TNFCTL_EVENT_FORK:
 		if (child_hndl && rep.child_pid > 0 && sv[0] >= 0) {
-			err = tnf_client_adopt(sv[0], rep.child_pid, child_hndl);
+			err = tnf_client_adopt(h, sv[0], rep.child_pid, child_hndl);
 			if (!err) {
 				sv[0] = -1;
 				/* A copy of the parent: same probes, same trace file. */
@@ -130,6 +130,12 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 	}
 	if (h->state == TNF_H_STOPPED && h->pr.ready && !err)
 		err = tnf_attrs_refresh(h);
+	/*
+	 * Killed after the event (only SIGKILL ends a stopped target): the
+	 * event stands, and the next call reports how the target ended.
+	 */
+	if (err == TNFCTL_ERR_NOPROCESS)
+		err = TNFCTL_ERR_NONE;
 out_sv:
 	if (sv[0] >= 0)
 		close(sv[0]);

@@ -5,6 +5,7 @@
  * tracked-tgid map, and drains the ring buffer.  Runs in the tracer helper.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,16 +117,79 @@ uint64_t tnf_events_lost(void)
 	return sum;
 }
 
+/* The boottime offset of our time namespace, in ticks (/proc shows times with it). */
+static uint64_t timens_boot_ticks(void)
+{
+	FILE *f = fopen("/proc/self/timens_offsets", "re");
+	long long sec = 0, nsec = 0;
+	char line[128], name[32];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%31s %lld %lld", name, &sec, &nsec) == 3 &&
+		    !strcmp(name, "boottime"))
+			break;
+	if (f)
+		fclose(f);
+	return (uint64_t)(sec * 1000000000LL + nsec) / TNF_NSEC_PER_TICK;
+}
+
+/* @tgid's start time as the BPF side computes it, or 0 if it is gone. */
+static uint64_t start_ticks_of(pid_t tgid)
+{
+	static uint64_t offset;
+	static bool have_offset;
+	char path[64], buf[1024], *p;
+	unsigned long long ticks = 0;
+	ssize_t n;
+	int fd;
+
+	if (!have_offset) {
+		offset = timens_boot_ticks();
+		have_offset = true;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", tgid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	/* fields 3..22: state ... starttime */
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+			       "%*d %*d %*d %llu",
+			 &ticks) != 1)
+		return 0;
+	return ticks - offset;
+}
+
+/*
+ * Track @tgid with @flags.  An entry is only ever created for a process we
+ * trace (a tracee cannot be reaped, so its pid cannot be reused, until we
+ * have waited for it): the entry's start time is then surely its own.  An
+ * entry that exists (a fork child the BPF side added) is updated only if it
+ * is still that process's.
+ */
 int tnf_events_track(pid_t tgid, unsigned int flags, uint64_t r_state_addr)
 {
 	struct tnf_tgid_state st = {.flags = flags, .r_state_addr = r_state_addr};
 	uint32_t key = tgid;
 	int fd = bpf_map__fd(skel->maps.tracked);
+	uint64_t ticks = start_ticks_of(tgid);
 
+	if (!ticks)
+		return -ESRCH;
 	/* Keep what rtld told the kernel side (RT_ADD/RT_DELETE seen). */
-	if (bpf_map_lookup_elem(fd, &key, &st) == 0) {
+	if (bpf_map_lookup_elem(fd, &key, &st) == 0 && st.start_ticks == ticks) {
 		st.flags = flags;
 		st.r_state_addr = r_state_addr;
+	} else if (tnf_proc_tracer(tgid) == getpid()) {
+		st = (struct tnf_tgid_state){.flags = flags, .r_state_addr = r_state_addr,
+					     .start_ticks = ticks};
+	} else {
+		return -ESRCH;
 	}
 	return bpf_map_update_elem(fd, &key, &st, BPF_ANY) ? -errno : 0;
 }

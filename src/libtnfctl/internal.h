@@ -68,9 +68,12 @@ struct tnf_probes {
 	bool ready;		   /* probe layer initialised */
 };
 
+struct tnf_agent;
+
 struct tnfctl_handle {
 	pthread_mutex_t lock; /* one call at a time per handle */
 	int sock;	      /* our end of the handle socket */
+	struct tnf_agent *agent; /* the helper serving it (client.c) */
 	pid_t pid;
 	bool exec_child; /* started by exec_open: killed by a DEFAULT close */
 	enum tnf_hstate state;
@@ -87,7 +90,8 @@ tnfctl_errcode_t tnf_client_call(struct tnfctl_handle *h, const struct tnf_req *
 				 struct tnf_rep *rep);
 tnfctl_errcode_t tnf_client_wait(struct tnfctl_handle *h, struct tnf_rep *rep);
 int tnf_client_socketpair(int sv[2]);
-tnfctl_errcode_t tnf_client_adopt(int sock, pid_t pid, struct tnfctl_handle **hp);
+tnfctl_errcode_t tnf_client_adopt(struct tnfctl_handle *parent, int sock, pid_t pid,
+				  struct tnfctl_handle **hp);
 void tnf_client_note_lost(uint64_t lost);
 void tnf_spawned_add(pid_t pid);
 void tnf_spawned_reap(pid_t pid);

@@ -45,6 +45,37 @@ int tnf_proc_tracer(pid_t pid)
 	return status_field(pid, "TracerPid");
 }
 
+#define TNF_PF_EXITING 0x4 /* include/linux/sched.h: the task is in do_exit() */
+
+/*
+ * The state letter of /proc/PID/task/TID/stat ('R', 'T', 'Z'...), or 0 if
+ * gone; 'X' too for a task already in do_exit() (killed: its memory may be
+ * gone while it still shows R or D).
+ */
+static char task_state_exiting(pid_t pid, pid_t tid)
+{
+	char path[64], buf[512], *p;
+	unsigned long flags = 0;
+	char st = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* comm may hold spaces */
+	/* state ppid pgrp session tty_nr tpgid flags */
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &st, &flags) < 1)
+		return 0;
+	return (flags & TNF_PF_EXITING) && st != 'Z' ? 'X' : st;
+}
+
 /* The state letter of /proc/PID/task/TID/stat ('R', 'T', 'Z'...), or 0 if gone. */
 static char task_state(pid_t pid, pid_t tid)
 {
@@ -68,7 +99,7 @@ static char task_state(pid_t pid, pid_t tid)
 /* A zombie or dead task (state Z or X), or no such task. */
 bool tnf_proc_exiting(pid_t tid)
 {
-	char st = task_state(tid, tid);
+	char st = task_state_exiting(tid, tid);
 
 	return !st || st == 'Z' || st == 'X';
 }

@@ -300,6 +300,17 @@ static void fail_open(struct target *t, int err)
 /* ---- records from the ring buffer ------------------------------------- */
 
 /*
+ * Its pid may be reused as soon as its parent reaps it: the BPF side must
+ * not keep an entry for it (the entry's start time would not match a new
+ * owner, but a stale entry is not left to chance).
+ */
+static void mark_dead(struct target *t)
+{
+	t->dead = true;
+	tnf_events_untrack(t->tgid);
+}
+
+/*
  * Gone although no leader exit was reaped: the leader left early (a zombie we
  * could not attach, whose exit only its parent sees), the process exit record
  * is in, and no other thread is left.
@@ -314,7 +325,7 @@ static void check_gone(struct target *t)
 		if (!th->zombie)
 			return;
 	if (t->thrs && t->exit_rec)
-		t->dead = true;
+		mark_dead(t);
 }
 
 static void queue_event(struct target *t, const struct tnf_rec *r, struct target *child)
@@ -507,7 +518,7 @@ static void on_wait(pid_t tid, int status)
 		thr_remove(t, tid);
 		t->wait_status = status;
 		if (tid == t->tgid) {
-			t->dead = true;
+			mark_dead(t);
 			thr_free_all(t);
 		}
 		check_gone(t);
