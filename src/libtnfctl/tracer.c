@@ -279,6 +279,9 @@ static void fail_open(struct target *t, int err)
 {
 	int sock = t->sock;
 
+	/* Killed in the middle of the open: its /proc and memory failing say only that. */
+	if (!t->exec_child && (t->dead || tnf_proc_exiting(t->tgid)))
+		err = TNFCTL_ERR_NOPROCESS;
 	dbg("open of %d failed: %d\n", t->tgid, err);
 	if (t->exec_child && !t->dead) {
 		/* Killed first; the reply goes out once it is gone. */
