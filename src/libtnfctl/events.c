@@ -185,7 +185,7 @@ int tnf_events_track(pid_t tgid, unsigned int flags, uint64_t r_state_addr)
 	if (bpf_map_lookup_elem(fd, &key, &st) == 0 && st.start_ticks == ticks) {
 		st.flags = flags;
 		st.r_state_addr = r_state_addr;
-	} else if (tnf_proc_tracer(tgid) == getpid()) {
+	} else if (tnf_proc_traced_by(tgid, getpid())) {
 		st = (struct tnf_tgid_state){.flags = flags, .r_state_addr = r_state_addr,
 					     .start_ticks = ticks};
 	} else {

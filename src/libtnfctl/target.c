@@ -15,14 +15,15 @@
 #include "elfsym.h"
 #include "tracer.h"
 
-static int status_field(pid_t pid, const char *field)
+/* A numeric field of /proc/@where/status (@where: "PID" or "PID/task/TID"), or -1. */
+static int status_field_path(const char *where, const char *field)
 {
-	char path[64], line[256];
+	char path[96], line[256];
 	size_t flen = strlen(field);
 	int val = -1;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	snprintf(path, sizeof(path), "/proc/%s/status", where);
 	f = fopen(path, "re");
 	if (!f)
 		return -1;
@@ -35,6 +36,14 @@ static int status_field(pid_t pid, const char *field)
 	return val;
 }
 
+static int status_field(pid_t pid, const char *field)
+{
+	char where[16];
+
+	snprintf(where, sizeof(where), "%d", pid);
+	return status_field_path(where, field);
+}
+
 int tnf_proc_tgid(pid_t tid)
 {
 	return status_field(tid, "Tgid");
@@ -43,6 +52,28 @@ int tnf_proc_tgid(pid_t tid)
 int tnf_proc_tracer(pid_t pid)
 {
 	return status_field(pid, "TracerPid");
+}
+
+/* Does @tracer trace a thread of process @tgid (its leader may be a zombie we never held)? */
+bool tnf_proc_traced_by(pid_t tgid, pid_t tracer)
+{
+	char path[64], where[32];
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	if (tnf_proc_tracer(tgid) == tracer)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/task", tgid);
+	d = opendir(path);
+	while (d && !found && (de = readdir(d)))
+		if (de->d_name[0] != '.') {
+			snprintf(where, sizeof(where), "%d/task/%.10s", tgid, de->d_name);
+			found = status_field_path(where, "TracerPid") == tracer;
+		}
+	if (d)
+		closedir(d);
+	return found;
 }
 
 #define TNF_PF_EXITING 0x4 /* include/linux/sched.h: the task is in do_exit() */
