@@ -15,7 +15,8 @@
  *    dlopen), every new probe enabled by the create callback: every
  *    DLOPEN/DLCLOSE reported, the constructor probe and the ticks of each
  *    load in the trace file, the threads' events all there, in order and
- *    no batch before its dlopen; short 100 cycles of 4 x 2,000 events, full 1,000 of 4 x 20,000;
+ *    no batch before its dlopen, no block of the file wasted (blocklib.h);
+ *    short 100 cycles of 4 x 2,000 events, full 1,000 of 4 x 20,000;
  *  - 8 threads fire into a 128 KiB trace file that wraps many times; tnfdump
  *    (cooked and raw) reads it, each thread's events are in order under one
  *    tid of their own; short 8 x 12,500 events, full 8 x 125,000.
@@ -32,6 +33,7 @@
 #include "testlib.h"
 #include "probelib.h"
 #include "storm.h"
+#include "blocklib.h"
 
 static char self_exe[PATH_MAX];
 static int full;
@@ -327,6 +329,7 @@ static void test_dlopen_cycles_threads(void **state)
 	    per = size("TL_STRESS_DL_EVENTS", 2000, 20000);
 	char file[PATH_MAX], cmd[PATH_MAX + 16];
 	struct thr_seen seen = {0};
+	struct tl_blocks blocks;
 	size_t out_size;
 	char *out;
 	int i, n, nctor, during = 0, dlopens = 0, dlcloses = 0;
@@ -415,6 +418,8 @@ static void test_dlopen_cycles_threads(void **state)
 		gap_max = seen.gap_ns[seen.ngaps - 1];
 	}
 	free(seen.gap_ns);
+	/* the threads and the main thread wrote, no block wasted (blocklib.h) */
+	tl_assert_block_use(file, nthr + 1, &blocks);
 	/* how much of the firing went on between the first and the last dlopen */
 	if (nctor > 0) {
 		const char *l = out;
@@ -438,10 +443,12 @@ static void test_dlopen_cycles_threads(void **state)
 	 */
 	print_message("# dlopen/dlclose: %d cycles (%d DLOPEN, %d DLCLOSE), %d probes created "
 		      "and enabled, %d plug events + %d thread events checked (%d fired during "
-		      "the cycles), 0 lost; tl_thr to tl_thr in a thread: median %.0f ns, "
-		      "max %.0f us; run %.2f s, tnfdump %.2f s, checks %.2f s\n",
+		      "the cycles), 0 lost; %llu blocks (%u of tags, %u less than half full); "
+		      "tl_thr to tl_thr in a thread: median %.0f ns, max %.0f us; run %.2f s, "
+		      "tnfdump %.2f s, checks %.2f s\n",
 		      cycles, dlopens, dlcloses, created_probes, cycles * (ticks + 1), n, during,
-		      gap_med, gap_max / 1000.0, (t_run - t0) / 1000.0, (t_dump - t_run) / 1000.0,
+		      (unsigned long long)blocks.ticket, blocks.tags, blocks.sparse, gap_med,
+		      gap_max / 1000.0, (t_run - t0) / 1000.0, (t_dump - t_run) / 1000.0,
 		      (tl_now_ms() - t_dump) / 1000.0);
 	free(out);
 	unlink(file);
