@@ -139,7 +139,8 @@ $(B)/prex: $(PREX_OBJS) $(B)/libtnfctl.so
 -include $(PREX_OBJS:.o=.d)
 
 # ---- tests ----------------------------------------------------------------
-$(B)/tests/%: tests/%.c tests/testlib.h tests/probelib.h tests/prexlib.h tests/tnf_swap.h $(B)/libtnfctl.so $(B)/libtnf.a
+$(B)/tests/%: tests/%.c tests/testlib.h tests/probelib.h tests/prexlib.h tests/tnf_swap.h tests/blocklib.h \
+		$(B)/libtnfctl.so $(B)/libtnf.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests -Isrc/libtnf -o $@ $< -L$(B) -ltnfctl $(B)/libtnf.a $(LIBS_TEST) -lm \
 		-Wl,-rpath,'$$ORIGIN/..'
@@ -167,7 +168,7 @@ tests: all $(TEST_BINS) $(TEST_HELPERS) $(TEST_SOLIBS)
 
 $(B)/tests/test_faults: tests/stress/storm.h
 $(B)/tests/test_stress: tests/stress/test_stress.c tests/stress/storm.h tests/testlib.h \
-		tests/probelib.h $(B)/libtnfctl.so $(B)/libtnf.a
+		tests/probelib.h tests/blocklib.h $(B)/libtnfctl.so $(B)/libtnf.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests -Isrc/libtnf -o $@ $< -L$(B) -ltnfctl $(B)/libtnf.a $(LIBS_TEST) -lm \
 		-Wl,-rpath,'$$ORIGIN/..'

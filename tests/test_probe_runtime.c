@@ -11,6 +11,7 @@
 #include "testlib.h"
 #include "tnf.h"
 #include "tnf_swap.h"
+#include "blocklib.h"
 
 struct tp_run {
 	char dir[64];
@@ -453,15 +454,25 @@ static void test_probe_vfork(void **state)
 	assert_int_equal(tp_find(n, "tick", "i: 1")->pid, parent);
 }
 
-/* Four threads at once: every event there, each thread under its own id. */
+/*
+ * Four threads at once: every event there, each thread under its own id,
+ * and no block wasted (blocklib.h: no ticket burnt, at most one block per
+ * writer, the main thread included, less than half full).
+ */
 static void test_probe_threads(void **state)
 {
+	struct tl_blocks b;
 	int n, who, i, lwp[4];
 	char d[32];
 
 	(void)state;
 	tp_scenario("threads", 1 << 20, NULL, 1);
 	assert_int_equal(tp_walk(1 << 20), 2001);
+	tl_assert_block_use(run.file, 5, &b);
+	print_message("# blocks: %llu handed out, %u of events (%llu bytes), %u of tags, "
+		      "%u less than half full\n",
+		      (unsigned long long)b.ticket, b.events, (unsigned long long)b.bytes, b.tags,
+		      b.sparse);
 	tp_dump();
 	n = tp_events();
 	assert_int_equal(n, 2001);

@@ -12,9 +12,15 @@
  *   vfork_fire N     -> a vfork child fires tl_vchild(i) N times:
  *                       "vforkfired <pid> status <s>"
  *   chainlog         -> "chainlog <calls of libtl_pre's probe functions>"
- *   bgfire T N       -> T threads start firing tl_thr(t, i) N times each, in
- *                       the background: "bgfiring T N"
- *   bgjoin           -> waits for the bgfire threads: "bgjoined"
+ *   bgfire T N [S]   -> T threads start firing tl_thr(t, i) N times each, in
+ *                       the background: "bgfiring T N".  With S > 1 they
+ *                       fire in S batches, batch k (i from N*k/S on) once
+ *                       bgstep has been done k times: the firing goes on
+ *                       between the commands that follow
+ *   bgstep           -> lets the bgfire threads fire their next batch:
+ *                       "bgstep K" (K: batches let go so far, the first one
+ *                       not counted)
+ *   bgjoin           -> lets them fire what is left, waits for them: "bgjoined"
  */
 #define TGT_EXTRA 1
 static int tgt_extra(const char *cmd, char *arg);
@@ -31,16 +37,41 @@ static void fire_main(int n)
 }
 
 struct thr_arg {
-	int t, n;
+	int t, n, steps;
 };
+
+/* bgfire's batches: batch k of every thread waits until bg_step >= k */
+static pthread_mutex_t bg_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t bg_cond = PTHREAD_COND_INITIALIZER;
+static int bg_step;
+
+static void bg_wait(int k)
+{
+	pthread_mutex_lock(&bg_lock);
+	while (bg_step < k)
+		pthread_cond_wait(&bg_cond, &bg_lock);
+	pthread_mutex_unlock(&bg_lock);
+}
+
+static void bg_set_step(int k)
+{
+	pthread_mutex_lock(&bg_lock);
+	bg_step = k;
+	pthread_cond_broadcast(&bg_cond);
+	pthread_mutex_unlock(&bg_lock);
+}
 
 static void *thr_fire(void *p)
 {
 	struct thr_arg *a = p;
-	int i;
+	int i = 0, k, steps = a->steps > 1 ? a->steps : 1;
 
-	for (i = 0; i < a->n; i++)
-		TNF_PROBE_2(tl_thr, "tl thr", "", tnf_int, t, a->t, tnf_int, i, i);
+	for (k = 0; k < steps; k++) {
+		if (k)
+			bg_wait(k);
+		for (; i < (int)((long long)a->n * (k + 1) / steps); i++)
+			TNF_PROBE_2(tl_thr, "tl thr", "", tnf_int, t, a->t, tnf_int, i, i);
+	}
 	return NULL;
 }
 
@@ -102,27 +133,39 @@ static int tgt_extra(const char *cmd, char *arg)
 		for (i = 0; i < t; i++) {
 			a[i].t = i;
 			a[i].n = n;
+			a[i].steps = 1;
 			pthread_create(&th[i], NULL, thr_fire, &a[i]);
 		}
 		for (i = 0; i < t; i++)
 			pthread_join(th[i], NULL);
 		tgt_reply("threadsfired %d %d", t, n);
 	} else if (!strcmp(cmd, "bgfire")) {
-		int i, t = 0, n = 0;
+		int i, t = 0, n = 0, steps = 1;
 
-		sscanf(arg, "%d %d", &t, &n);
+		sscanf(arg, "%d %d %d", &t, &n, &steps);
 		if (t > 64)
 			t = 64;
+		bg_set_step(0);
 		for (i = 0; i < t; i++) {
 			bg_arg[i].t = i;
 			bg_arg[i].n = n;
+			bg_arg[i].steps = steps;
 			pthread_create(&bg_th[i], NULL, thr_fire, &bg_arg[i]);
 		}
 		bg_n = t;
 		tgt_reply("bgfiring %d %d", t, n);
+	} else if (!strcmp(cmd, "bgstep")) {
+		int k;
+
+		pthread_mutex_lock(&bg_lock);
+		k = ++bg_step;
+		pthread_cond_broadcast(&bg_cond);
+		pthread_mutex_unlock(&bg_lock);
+		tgt_reply("bgstep %d", k);
 	} else if (!strcmp(cmd, "bgjoin")) {
 		int i;
 
+		bg_set_step(INT_MAX);
 		for (i = 0; i < bg_n; i++)
 			pthread_join(bg_th[i], NULL);
 		bg_n = 0;

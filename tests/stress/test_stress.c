@@ -11,20 +11,29 @@
  *    checked against the workload's own log: 0 lost, 0 misattributed;
  *    short ~1,000 processes, full ~10,000;
  *  - dlopen/dlclose cycles of libtl_plug.so in a tl_probes target whose 4
- *    other threads fire probes meanwhile, every new probe enabled by the
- *    create callback: every DLOPEN/DLCLOSE reported, the constructor probe
- *    and the ticks of each load in the trace file, the threads' events all
- *    there and in order; short 100 cycles, full 1,000;
+ *    other threads fire probes meanwhile (a batch let go after each
+ *    dlopen), every new probe enabled by the create callback: every
+ *    DLOPEN/DLCLOSE reported, the constructor probe and the ticks of each
+ *    load in the trace file, the threads' events all there, in order and
+ *    no batch before its dlopen, no block of the file wasted (blocklib.h);
+ *    short 100 cycles of 4 x 2,000 events, full 1,000 of 4 x 20,000;
  *  - 8 threads fire into a 128 KiB trace file that wraps many times; tnfdump
  *    (cooked and raw) reads it, each thread's events are in order under one
  *    tid of their own; short 8 x 12,500 events, full 8 x 125,000.
  *
  * Sizes can also be set one by one: TL_STRESS_SH, TL_STRESS_BOMB,
- * TL_STRESS_THREADS, TL_STRESS_FORKS (storm), TL_STRESS_DL, TL_STRESS_WRAP.
+ * TL_STRESS_THREADS, TL_STRESS_FORKS (storm), TL_STRESS_DL (cycles),
+ * TL_STRESS_DL_EVENTS (per thread), TL_STRESS_DL_THREADS, TL_STRESS_DL_BUF
+ * (trace file bytes), TL_STRESS_WRAP.
+ *
+ * The times printed are apart (run, tnfdump, checks); what a probe costs is
+ * read from the trace itself (tl_thr to tl_thr in one thread), never from a
+ * total divided by the events.
  */
 #include "testlib.h"
 #include "probelib.h"
 #include "storm.h"
+#include "blocklib.h"
 
 static char self_exe[PATH_MAX];
 static int full;
@@ -182,59 +191,178 @@ static void *enable_new(tnfctl_handle_t *h, tnfctl_probe_t *p)
 	return NULL;
 }
 
-/* "t: T i: I" of tl_thr lines: in order per thread; returns the count. */
-static int thr_order(const char *out, int nthreads, int *per_thread, pid_t *tid_of)
+/* tnfdump of @file into @out, all of it: a truncated dump would look like lost events. */
+static void dump_whole(const char *file, char *out, size_t size)
+{
+	assert_int_equal(dump(file, out, size), 0);
+	if (strlen(out) >= size - 1)
+		fail_msg("tnfdump printed more than the test's %zu MiB for it", size >> 20);
+}
+
+/* One line of tnfdump output copied to @line; the next line, or NULL at the end. */
+static const char *dump_line(const char *l, char *line, size_t size)
+{
+	const char *e = strchr(l, '\n');
+	size_t len = e ? (size_t)(e - l) : strlen(l);
+
+	snprintf(line, size, "%.*s", (int)len, l);
+	return e && e[1] ? e + 1 : NULL;
+}
+
+/* Elapsed times (ms) of the first @max events of @probe, in file order; returns the count. */
+static int event_times(const char *out, const char *probe, double *ms, int max)
+{
+	const char *l = out;
+	int n = 0;
+
+	while (l && n < max) {
+		char line[1024], name[64], cpu[8];
+		unsigned long long tid;
+		double de;
+		int pid, lwp;
+
+		l = dump_line(l, line, sizeof(line));
+		if (sscanf(line, "%lf %lf %d %d %llu %7s %63s", &ms[n], &de, &pid, &lwp, &tid, cpu,
+			   name) == 7 &&
+		    !strcmp(name, probe))
+			n++;
+	}
+	return n;
+}
+
+/* What thr_check found of the tl_thr events (and was told of them). */
+struct thr_seen {
+	int nthreads;
+	int count[64]; /* events of each thread */
+	pid_t tid[64];
+	double first_ms[64], last_ms[64];
+	/*
+	 * Paced firing (tl_probes' "bgfire T N S"): with steps > 1, batch k
+	 * of a thread's @per events cannot start before release_ms[k - 1].
+	 */
+	int per, steps, nreleases;
+	const double *release_ms;
+	/* when not NULL: ns from each event to the thread's next in the same batch */
+	double *gap_ns;
+	int ngaps, max_gaps;
+};
+
+/* The batch of event @i of a paced thread. */
+static int batch_of(const struct thr_seen *s, int i)
+{
+	int k = (int)((long long)i * s->steps / s->per);
+
+	while (k + 1 < s->steps && (long long)s->per * (k + 1) / s->steps <= i)
+		k++;
+	while (k > 0 && (long long)s->per * k / s->steps > i)
+		k--;
+	return k;
+}
+
+/*
+ * The tl_thr lines of tnfdump output: each thread's "t: T i: I" in order
+ * under one tid of its own, a paced batch never before its release.
+ * Returns the count of lines.
+ *
+ * Each line is copied out before sscanf: glibc's sscanf takes strlen() of
+ * all of its input, and scanning in place in the dump made this quadratic
+ * (tens of seconds at 100% CPU in __rawmemchr for the 80,000 lines of
+ * TL_STRESS_DL_EVENTS=20000, an 8 MB dump), which the test's total time
+ * then made look like ~600 us per probe.
+ */
+static int thr_check(const char *out, struct thr_seen *s)
 {
 	const char *l = out;
 	int last[64], n = 0;
 
 	memset(last, -1, sizeof(last));
-	while ((l = strstr(l, " tl_thr "))) {
-		const char *bol = l, *d = strstr(l, "t: ");
+	while (l) {
+		char line[1024], name[64], cpu[8];
+		const char *d;
+		unsigned long long ttid;
 		double el, de;
-		int t, i, pid, lwp;
+		int t, i, k, pid, lwp;
 
-		while (bol > out && bol[-1] != '\n')
-			bol--;
-		if (!d || sscanf(d, "t: %d i: %d", &t, &i) != 2 || t < 0 || t >= nthreads ||
-		    sscanf(bol, "%lf %lf %d %d", &el, &de, &pid, &lwp) != 4)
-			fail_msg("bad tl_thr line near \"%.100s\"", bol);
+		l = dump_line(l, line, sizeof(line));
+		if (!strstr(line, " tl_thr "))
+			continue;
+		d = strstr(line, "t: ");
+		if (!d || sscanf(d, "t: %d i: %d", &t, &i) != 2 || t < 0 || t >= s->nthreads ||
+		    sscanf(line, "%lf %lf %d %d %llu %7s %63s", &el, &de, &pid, &lwp, &ttid, cpu,
+			   name) != 7 ||
+		    strcmp(name, "tl_thr"))
+			fail_msg("bad tl_thr line \"%.100s\"", line);
 		if (i <= last[t])
 			fail_msg("thread %d: i %d after %d", t, i, last[t]);
-		if (tid_of[t] && tid_of[t] != lwp)
-			fail_msg("thread %d: events under tids %d and %d", t, tid_of[t], lwp);
-		tid_of[t] = lwp;
+		if (s->tid[t] && s->tid[t] != lwp)
+			fail_msg("thread %d: events under tids %d and %d", t, s->tid[t], lwp);
+		if (s->steps > 1 && s->per > 0 && (k = batch_of(s, i)) > 0 && k <= s->nreleases &&
+		    el < s->release_ms[k - 1])
+			fail_msg("thread %d: event %d (batch %d) at %.6f ms, before its release "
+				 "at %.6f ms",
+				 t, i, k, el, s->release_ms[k - 1]);
+		if (s->gap_ns && s->count[t] && s->ngaps < s->max_gaps &&
+		    (s->steps <= 1 || s->per <= 0 || batch_of(s, i) == batch_of(s, last[t])))
+			s->gap_ns[s->ngaps++] = (el - s->last_ms[t]) * 1e6;
+		s->tid[t] = lwp;
+		if (!s->count[t])
+			s->first_ms[t] = el;
+		s->last_ms[t] = el;
 		last[t] = i;
-		per_thread[t]++;
+		s->count[t]++;
 		n++;
-		l++;
 	}
 	return n;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static void test_dlopen_cycles_threads(void **state)
 {
-	static char out[64 << 20];
+	static double ctor_ms[100000];
 	int cycles = size("TL_STRESS_DL", 100, 1000), ticks = 10, nthr = tl_env_int("TL_STRESS_DL_THREADS", 4),
 	    per = size("TL_STRESS_DL_EVENTS", 2000, 20000);
 	char file[PATH_MAX], cmd[PATH_MAX + 16];
-	int per_thread[64] = {0}, i, n, dlopens = 0, dlcloses = 0;
-	pid_t tid_of[64] = {0};
+	struct thr_seen seen = {0};
+	struct tl_blocks blocks;
+	size_t out_size;
+	char *out;
+	int i, n, nctor, during = 0, dlopens = 0, dlcloses = 0;
+	double gap_med = 0, gap_max = 0;
 	tnfctl_event_info_t info;
 	struct tl_proc *p;
 	tnfctl_handle_t *h;
-	long long t0 = tl_now_ms();
+	long long t0 = tl_now_ms(), t_run, t_dump;
 
 	(void)state;
 	tl_require_root();
 	tl_watchdog_extend(full ? 900 : 240);
+	if (nthr < 1 || nthr > 64)
+		nthr = 4;
+	if (cycles > (int)(sizeof(ctor_ms) / sizeof(ctor_ms[0])))
+		cycles = sizeof(ctor_ms) / sizeof(ctor_ms[0]);
+	/* tnfdump prints ~100 bytes an event */
+	out_size = ((size_t)nthr * per + (size_t)cycles * (ticks + 1)) * 160 + (4 << 20);
+	out = malloc(out_size);
+	assert_non_null(out);
 	h = start(&p);
 	trace_path(file, sizeof(file), "dlstress");
 	tl_assert_err(tnfctl_buffer_alloc(h, file, tl_env_int("TL_STRESS_DL_BUF", 32 << 20)), TNFCTL_ERR_NONE);
 	created_probes = 0;
 	tl_assert_err(tnfctl_register_funcs(h, enable_new, NULL), TNFCTL_ERR_NONE);
-	/* 4 threads fire tl_thr while the main thread loads and unloads */
-	tl_send(p, "bgfire %d %d", nthr, per);
+	/*
+	 * 4 threads fire tl_thr while the main thread loads and unloads: in
+	 * cycles + 1 batches, one let go (bgstep) right after each dlopen, so
+	 * that they fire through the dlopen stops, the create callbacks'
+	 * enables, the plug's ticks and the dlclose stops.  All at once, they
+	 * were done before the first dlopen.
+	 */
+	tl_send(p, "bgfire %d %d %d", nthr, per, cycles + 1);
 	snprintf(cmd, sizeof(cmd), "dlopen %s", plug_lib);
 	for (i = 0; i < cycles; i++) {
 		tl_send(p, "%s", cmd);
@@ -250,11 +378,13 @@ static void test_dlopen_cycles_threads(void **state)
 		} else {
 			assert_string_equal(tl_expect(p, "dlclose"), "dlclose 0");
 		}
+		tl_send(p, "bgstep");
 		tl_send(p, "fireplug %d", ticks);
 		tl_send(p, "dlclose");
 		tl_expect_event(h, NULL, TNFCTL_EVENT_DLCLOSE);
 		dlcloses++;
 		tl_expect(p, "dlopen ok");
+		tl_expect(p, "bgstep");
 		tl_expect(p, "firedplug");
 	}
 	tl_send(p, "bgjoin");
@@ -263,18 +393,64 @@ static void test_dlopen_cycles_threads(void **state)
 	tl_close(h, TNFCTL_TARG_DEFAULT);
 	assert_string_equal(tl_expect(p, "dlclose"), "dlclose 0");
 	tl_expect(p, "bgjoined");
-	assert_int_equal(dump(file, out, sizeof(out)), 0);
-	assert_int_equal(count_events(out, "tl_plug_ctor", NULL), cycles);
+	t_run = tl_now_ms();
+	dump_whole(file, out, out_size);
+	t_dump = tl_now_ms();
+	nctor = event_times(out, "tl_plug_ctor", ctor_ms, cycles + 1);
+	assert_int_equal(nctor, cycles);
 	assert_int_equal(count_events(out, "tl_plug_tick", NULL), cycles * ticks);
-	n = thr_order(out, nthr, per_thread, tid_of);
+	seen.nthreads = nthr;
+	seen.per = per;
+	seen.steps = cycles + 1;
+	seen.release_ms = ctor_ms;
+	seen.nreleases = nctor;
+	seen.max_gaps = nthr * per;
+	seen.gap_ns = malloc(sizeof(double) * (seen.max_gaps > 0 ? seen.max_gaps : 1));
+	assert_non_null(seen.gap_ns);
+	n = thr_check(out, &seen);
 	for (i = 0; i < nthr; i++)
-		if (per_thread[i] != per)
+		if (seen.count[i] != per)
 			fail_msg("thread %d: %d tl_thr events in the file, fired %d", i,
-				 per_thread[i], per);
+				 seen.count[i], per);
+	if (seen.ngaps) {
+		qsort(seen.gap_ns, seen.ngaps, sizeof(double), cmp_double);
+		gap_med = seen.gap_ns[seen.ngaps / 2];
+		gap_max = seen.gap_ns[seen.ngaps - 1];
+	}
+	free(seen.gap_ns);
+	/* the threads and the main thread wrote, no block wasted (blocklib.h) */
+	tl_assert_block_use(file, nthr + 1, &blocks);
+	/* how much of the firing went on between the first and the last dlopen */
+	if (nctor > 0) {
+		const char *l = out;
+
+		while (l) {
+			char line[1024];
+			double el;
+
+			l = dump_line(l, line, sizeof(line));
+			if (strstr(line, " tl_thr ") && sscanf(line, "%lf", &el) == 1 &&
+			    el >= ctor_ms[0] && el <= ctor_ms[nctor - 1])
+				during++;
+		}
+	}
+	/*
+	 * The times apart.  What a probe costs here is in the trace: the gap
+	 * from each tl_thr event to the same thread's next in the same batch
+	 * (median; the largest takes in a stop or a preemption).  The wall
+	 * times are the run (the controller's cycles), tnfdump, and the
+	 * checks here: dividing the total by the events is no probe cost.
+	 */
 	print_message("# dlopen/dlclose: %d cycles (%d DLOPEN, %d DLCLOSE), %d probes created "
-		      "and enabled, %d plug events + %d thread events checked, 0 lost, %.1f s\n",
-		      cycles, dlopens, dlcloses, created_probes, cycles * (ticks + 1), n,
-		      (tl_now_ms() - t0) / 1000.0);
+		      "and enabled, %d plug events + %d thread events checked (%d fired during "
+		      "the cycles), 0 lost; %llu blocks (%u of tags, %u less than half full); "
+		      "tl_thr to tl_thr in a thread: median %.0f ns, max %.0f us; run %.2f s, "
+		      "tnfdump %.2f s, checks %.2f s\n",
+		      cycles, dlopens, dlcloses, created_probes, cycles * (ticks + 1), n, during,
+		      (unsigned long long)blocks.ticket, blocks.tags, blocks.sparse, gap_med,
+		      gap_max / 1000.0, (t_run - t0) / 1000.0, (t_dump - t_run) / 1000.0,
+		      (tl_now_ms() - t_dump) / 1000.0);
+	free(out);
 	unlink(file);
 }
 
@@ -284,9 +460,9 @@ static void test_dlopen_cycles_threads(void **state)
 static void test_wrap_8_threads(void **state)
 {
 	static char out[64 << 20];
-	int per = size("TL_STRESS_WRAP", 12500, 125000), per_thread[64] = {0}, i, n, active = 0;
+	int per = size("TL_STRESS_WRAP", 12500, 125000), i, n, active = 0;
+	struct thr_seen seen = {.nthreads = 8};
 	char file[PATH_MAX], *argv[] = {tnfdump_prog, "-r", file, NULL};
-	pid_t tid_of[64] = {0};
 	struct tl_proc *p;
 	tnfctl_handle_t *h;
 	long long t0 = tl_now_ms();
@@ -306,17 +482,17 @@ static void test_wrap_8_threads(void **state)
 	tl_close(h, TNFCTL_TARG_DEFAULT);
 	tl_expect(p, "ready");
 	tl_expect(p, "threadsfired 8");
-	assert_int_equal(dump(file, out, sizeof(out)), 0);
+	dump_whole(file, out, sizeof(out));
 	if (strstr(out, "tnfdump:"))
 		fail_msg("tnfdump complained: %.300s", strstr(out, "tnfdump:"));
-	n = thr_order(out, 8, per_thread, tid_of);
+	n = thr_check(out, &seen);
 	for (i = 0; i < 8; i++) {
 		int j;
 
-		active += per_thread[i] > 0;
+		active += seen.count[i] > 0;
 		for (j = 0; j < i; j++)
-			if (tid_of[i] && tid_of[i] == tid_of[j])
-				fail_msg("threads %d and %d share tid %d", j, i, tid_of[i]);
+			if (seen.tid[i] && seen.tid[i] == seen.tid[j])
+				fail_msg("threads %d and %d share tid %d", j, i, seen.tid[i]);
 	}
 	assert_true(n > 1000);
 	assert_true(n < 8 * per); /* it did wrap */
