@@ -128,18 +128,6 @@ static void test_storm_stopping(void **state)
 
 	(void)state;
 	tl_require_root();
-	/*
-	 * Open bug (issue 6): now and then a follower's continue after the
-	 * exec re-attach never returns (the target sits in a ptrace-stop with
-	 * the tracer idle; a pid reused within the storm is the suspect).
-	 * Until it is fixed, only make stress (or TL_STRESS_STOPPING=1) runs
-	 * this, so that make check stays deterministic.
-	 */
-	if (!full && !tl_env_int("TL_STRESS_STOPPING", 0)) {
-		print_message("skipped: known intermittent hang of the stopping-mode storm "
-			      "(issue 6); run make stress or set TL_STRESS_STOPPING=1\n");
-		skip();
-	}
 	storm_init(&s);
 	/* every process is a handle: the tracer and we hold descriptors for each */
 	getrlimit(RLIMIT_NOFILE, &rl);
