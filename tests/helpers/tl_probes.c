@@ -7,8 +7,10 @@
  *   fireplug N       -> the last dlopened library's tl_plug_tick: "firedplug N"
  *   fork_fire N      -> a child fires tl_child(i) N times and exits:
  *                       "forkfired <pid> status <s>"
- *   threads_fire T N -> T threads fire tl_thr(t, i) N times each, joined:
- *                       "threadsfired T N"
+ *   threads_fire T N [S] -> T threads fire tl_thr(t, i) N times each, joined:
+ *                       "threadsfired T N"; with S > 1 in S batches in
+ *                       lockstep (a barrier after each), so the last batch
+ *                       of every thread is among the last events written
  *   vfork_fire N     -> a vfork child fires tl_vchild(i) N times:
  *                       "vforkfired <pid> status <s>"
  *   chainlog         -> "chainlog <calls of libtl_pre's probe functions>"
@@ -38,6 +40,7 @@ static void fire_main(int n)
 
 struct thr_arg {
 	int t, n, steps;
+	pthread_barrier_t *lockstep; /* threads_fire's batches, or NULL */
 };
 
 /* bgfire's batches: batch k of every thread waits until bg_step >= k */
@@ -67,7 +70,9 @@ static void *thr_fire(void *p)
 	int i = 0, k, steps = a->steps > 1 ? a->steps : 1;
 
 	for (k = 0; k < steps; k++) {
-		if (k)
+		if (k && a->lockstep)
+			pthread_barrier_wait(a->lockstep);
+		else if (k)
 			bg_wait(k);
 		for (; i < (int)((long long)a->n * (k + 1) / steps); i++)
 			TNF_PROBE_2(tl_thr, "tl thr", "", tnf_int, t, a->t, tnf_int, i, i);
@@ -124,20 +129,26 @@ static int tgt_extra(const char *cmd, char *arg)
 		tgt_reply("vforkfired %d status %d", (int)pid, tgt_wait(pid));
 	} else if (!strcmp(cmd, "threads_fire")) {
 		struct thr_arg a[64];
+		pthread_barrier_t lockstep;
 		pthread_t th[64];
-		int i, t = 0, n = 0;
+		int i, t = 0, n = 0, steps = 1;
 
-		sscanf(arg, "%d %d", &t, &n);
+		sscanf(arg, "%d %d %d", &t, &n, &steps);
 		if (t > 64)
 			t = 64;
+		if (t < 1)
+			t = 1;
+		pthread_barrier_init(&lockstep, NULL, t);
 		for (i = 0; i < t; i++) {
 			a[i].t = i;
 			a[i].n = n;
-			a[i].steps = 1;
+			a[i].steps = steps;
+			a[i].lockstep = &lockstep;
 			pthread_create(&th[i], NULL, thr_fire, &a[i]);
 		}
 		for (i = 0; i < t; i++)
 			pthread_join(th[i], NULL);
+		pthread_barrier_destroy(&lockstep);
 		tgt_reply("threadsfired %d %d", t, n);
 	} else if (!strcmp(cmd, "bgfire")) {
 		int i, t = 0, n = 0, steps = 1;

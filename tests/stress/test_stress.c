@@ -464,7 +464,8 @@ static void test_wrap_8_threads(void **state)
 	trace_path(file, sizeof(file), "wrapstress");
 	tl_assert_err(tnfctl_buffer_alloc(h, file, 128 * 1024), TNFCTL_ERR_NONE);
 	tl_assert_err(tnfctl_probe_enable(h, probe_of(h, "tl_thr"), NULL), TNFCTL_ERR_NONE);
-	tl_send(p, "threads_fire 8 %d", per);
+	/* in lockstep batches of 100: the last batch of all 8 survives the wrap */
+	tl_send(p, "threads_fire 8 %d %d", per, per / 100);
 	tl_send(p, "exit 0");
 	run_to_exit(h);
 	tl_close(h, TNFCTL_TARG_DEFAULT);
@@ -484,6 +485,10 @@ static void test_wrap_8_threads(void **state)
 	}
 	assert_true(n > 1000);
 	assert_true(n < 8 * per); /* it did wrap */
+	if (active != 8)
+		fail_msg("only %d of the 8 threads' events survived the wrap: their last "
+			 "batches were written together",
+			 active);
 	/* the raw dump reads the same file without error */
 	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	pid = tl_spawn(argv, environ, fd, NULL);
