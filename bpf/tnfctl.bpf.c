@@ -6,7 +6,9 @@
  * and in the kernel for fork children).  Untracked processes cost one map
  * lookup.  Every record that stops a thread is submitted before the stop can
  * be observed (the stop happens on the return to user space), so the helper
- * always finds the record when it sees the SIGSTOP.
+ * always finds the record when it sees the SIGSTOP, once it has read every
+ * record reserved before (tnf_events_poll_reserved: a record another CPU
+ * reserved earlier and has not submitted yet holds back the ones after it).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
