@@ -173,6 +173,12 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		}
 		return 0;
 	}
+	/*
+	 * The process is gone, and so goes its entry, before its pid can be
+	 * reused: a new owner's forks and execs are not the old one's (the
+	 * helper keeps a target until its handle is closed).
+	 */
+	bpf_map_delete_elem(&tracked, &tgid);
 	r = rec_reserve(TNF_REC_EXIT, tgid, tid);
 	if (!r)
 		return 0;

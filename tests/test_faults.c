@@ -500,8 +500,12 @@ static void test_target_job_stopped_when_attached(void **state)
 /* ------------------------------------------------------------------ */
 /* 4. pid reuse */
 
-/* A child of ours (blocked in read) that has pid @want; -1 if it cannot be had. */
-static pid_t fork_with_pid(pid_t want, int *hold_w)
+/*
+ * A child of ours (blocked in read) that has pid @want; -1 if it cannot be
+ * had.  Once *@hold_w is closed it ends with status 0, after forking a
+ * child and reaping it first if @forks (status 3 if that fork failed).
+ */
+static pid_t fork_with_pid(pid_t want, bool forks, int *hold_w)
 {
 	int i;
 
@@ -532,6 +536,15 @@ static pid_t fork_with_pid(pid_t want, int *hold_w)
 			close(pp[1]);
 			while (read(pp[0], &x, 1) < 0 && errno == EINTR)
 				;
+			if (forks) {
+				/* the raw syscall: nothing of the runtime's around it */
+				pid_t g = syscall(SYS_fork);
+
+				if (g == 0)
+					_exit(0);
+				if (g < 0 || waitpid(g, NULL, 0) != g)
+					_exit(3);
+			}
 			_exit(0);
 		}
 		close(pp[0]);
@@ -577,7 +590,7 @@ static void test_pid_reuse_after_exit(void **state)
 	tl_send(p, "exit 5");
 	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
 	assert_int_equal(WEXITSTATUS(tl_reap(pid)), 5);
-	n = fork_with_pid(pid, &hold);
+	n = fork_with_pid(pid, false, &hold);
 	if (n < 0) {
 		print_message("SKIP: could not get pid %d again\n", pid);
 		skip();
@@ -586,6 +599,45 @@ static void test_pid_reuse_after_exit(void **state)
 	tl_assert_running(n, "the new owner of the pid after a late tnfctl_continue");
 	tl_close(h, TNFCTL_TARG_KILL);
 	check_new_owner(n, hold, "after tnfctl_close(KILL) of the old handle");
+}
+
+/*
+ * EXIT taken and the handle still open, the pid reused by a process that
+ * forks: the new owner is neither stopped nor traced.  The kernel side kept
+ * the old process's entry, armed by the continue, until the handle was
+ * closed, and took the new owner's fork for the old target's: a SIGSTOP
+ * to a process nobody traces (a job-control stop its parent sees).
+ */
+static void test_pid_reuse_new_owner_forks(void **state)
+{
+	tnfctl_handle_t *h;
+	struct tl_proc *p;
+	pid_t pid, n;
+	int hold, st;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 1);
+	pid = p->pid;
+	h = tl_pid_open(pid);
+	tl_send(p, "exit 5");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
+	assert_int_equal(WEXITSTATUS(tl_reap(pid)), 5);
+	n = fork_with_pid(pid, true, &hold);
+	if (n < 0) {
+		print_message("SKIP: could not get pid %d again\n", pid);
+		tl_close(h, TNFCTL_TARG_DEFAULT);
+		skip();
+	}
+	close(hold);
+	/* it ends, or it stops: WUNTRACED reports either */
+	assert_int_equal(tl_waitpid_timeout(n, &st, WUNTRACED, tl.timeout_ms), n);
+	if (WIFSTOPPED(st))
+		fail_msg("pid %d, reused by an untraced process, was stopped by signal %d when it "
+			 "forked", n, WSTOPSIG(st));
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
 }
 
 /*
@@ -611,7 +663,7 @@ static void test_pid_reuse_after_kill(void **state)
 	/* ours (exec_open forks from the caller): reaped once the tracer lets go */
 	assert_int_equal(tl_waitpid_timeout(pid, &st, 0, tl.timeout_ms), pid);
 	assert_true(WIFSIGNALED(st));
-	n = fork_with_pid(pid, &hold);
+	n = fork_with_pid(pid, false, &hold);
 	if (n < 0) {
 		print_message("SKIP: could not get pid %d again\n", pid);
 		tl_close(h, TNFCTL_TARG_DEFAULT);
@@ -726,6 +778,7 @@ int main(int argc, char **argv)
 		TL_TEST(test_target_ignores_sigcont),
 		TL_TEST(test_target_job_stopped_when_attached),
 		TL_TEST(test_pid_reuse_after_exit),
+		TL_TEST(test_pid_reuse_new_owner_forks),
 		TL_TEST(test_pid_reuse_after_kill),
 		TL_TEST(test_full_ring_watch_and_stopping),
 		TL_FINAL_TEST,
