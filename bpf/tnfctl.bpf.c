@@ -6,7 +6,9 @@
  * and in the kernel for fork children).  Untracked processes cost one map
  * lookup.  Every record that stops a thread is submitted before the stop can
  * be observed (the stop happens on the return to user space), so the helper
- * always finds the record when it sees the SIGSTOP.
+ * always finds the record when it sees the SIGSTOP, once it has read every
+ * record reserved before (tnf_events_poll_reserved: a record another CPU
+ * reserved earlier and has not submitted yet holds back the ones after it).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -195,6 +197,12 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		}
 		return 0;
 	}
+	/*
+	 * The process is gone, and so goes its entry, before its pid can be
+	 * reused: a new owner's forks and execs are not the old one's (the
+	 * helper keeps a target until its handle is closed).
+	 */
+	bpf_map_delete_elem(&tracked, &tgid);
 	r = rec_reserve(TNF_REC_EXIT, tgid, tid);
 	if (!r)
 		return 0;

@@ -6,9 +6,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -26,6 +28,8 @@ struct uprobe_key {
 
 static struct tnfctl_bpf *skel;
 static struct ring_buffer *rb;
+/* The ring's consumer and producer positions (its first two pages), read-only. */
+static const uint64_t *rb_cons = MAP_FAILED, *rb_prod = MAP_FAILED;
 static void (*rec_cb)(const struct tnf_rec *);
 static struct uprobe_key *attached;
 static struct tnf_ulink *attached_links;
@@ -51,9 +55,18 @@ static int silent_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
+static void unmap_positions(void)
+{
+	if (rb_cons != MAP_FAILED)
+		munmap((void *)rb_cons, getpagesize());
+	if (rb_prod != MAP_FAILED)
+		munmap((void *)rb_prod, getpagesize());
+	rb_cons = rb_prod = MAP_FAILED;
+}
+
 int tnf_events_load(bool use_kfunc)
 {
-	int err;
+	int err, fd;
 
 	libbpf_set_print(silent_print);
 	skel = tnfctl_bpf__open();
@@ -80,8 +93,18 @@ int tnf_events_load(bool use_kfunc)
 		err = -errno;
 		goto fail;
 	}
+	fd = bpf_map__fd(skel->maps.events);
+	rb_cons = mmap(NULL, getpagesize(), PROT_READ, MAP_SHARED, fd, 0);
+	rb_prod = mmap(NULL, getpagesize(), PROT_READ, MAP_SHARED, fd, getpagesize());
+	if (rb_cons == MAP_FAILED || rb_prod == MAP_FAILED) {
+		err = -errno;
+		goto fail;
+	}
 	return 0;
 fail:
+	unmap_positions();
+	ring_buffer__free(rb);
+	rb = NULL;
 	tnfctl_bpf__destroy(skel);
 	skel = NULL;
 	return err ? err : -EINVAL;
@@ -96,6 +119,30 @@ int tnf_events_poll(void (*cb)(const struct tnf_rec *))
 {
 	rec_cb = cb;
 	return ring_buffer__consume(rb);
+}
+
+/*
+ * tnf_events_poll, through every record reserved before the call.  The ring
+ * hands records out in the order they were reserved: one that another CPU
+ * has reserved and not yet submitted holds back those after it, submitted
+ * or not.  The program writing it never blocks, so wait for it to run on
+ * to its submit.
+ */
+int tnf_events_poll_reserved(void (*cb)(const struct tnf_rec *))
+{
+	uint64_t end = __atomic_load_n(rb_prod, __ATOMIC_ACQUIRE);
+	int n = 0, r;
+
+	rec_cb = cb;
+	for (;;) {
+		r = ring_buffer__consume(rb);
+		if (r < 0)
+			return r;
+		n += r;
+		if (__atomic_load_n(rb_cons, __ATOMIC_ACQUIRE) >= end)
+			return n;
+		sched_yield();
+	}
 }
 
 uint64_t tnf_events_lost(void)
@@ -275,6 +322,7 @@ void tnf_events_unload(void)
 	attached_links = NULL;
 	attached = NULL;
 	nattached = 0;
+	unmap_positions();
 	ring_buffer__free(rb);
 	rb = NULL;
 	tnfctl_bpf__destroy(skel);

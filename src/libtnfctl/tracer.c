@@ -476,8 +476,12 @@ static void on_stop(struct target *t, struct thr *th, int status)
 	if (sig == SIGSTOP && th->expect_sigstop == 0) {
 		pid_t tid = th->tid;
 
-		/* Its record may be in flight; an EXEC record renews the thread list. */
-		drain_records();
+		/*
+		 * Its record may not be readable yet (held back by one another
+		 * CPU is still writing): read up to every record reserved
+		 * before this stop.  An EXEC record renews the thread list.
+		 */
+		tnf_events_poll_reserved(on_record);
 		th = thr_find(t, tid);
 		if (!th)
 			return;

@@ -83,6 +83,7 @@ struct target {
 int tnf_events_load(bool use_kfunc);
 int tnf_events_epoll_fd(void);
 int tnf_events_poll(void (*cb)(const struct tnf_rec *));
+int tnf_events_poll_reserved(void (*cb)(const struct tnf_rec *));
 uint64_t tnf_events_lost(void);
 int tnf_events_track(pid_t tgid, unsigned int flags, uint64_t r_state_addr);
 int tnf_events_untrack(pid_t tgid);

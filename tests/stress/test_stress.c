@@ -122,9 +122,11 @@ static void test_storm_stopping(void **state)
 {
 	uint64_t lost0 = tnfctl_events_lost();
 	tnfctl_trace_attrs_t a;
+	tnfctl_errcode_t err;
 	tnfctl_handle_t *h;
 	struct storm s;
 	struct rlimit rl;
+	char **env;
 
 	(void)state;
 	tl_require_root();
@@ -135,7 +137,10 @@ static void test_storm_stopping(void **state)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	tl_assert_err(tnfctl_exec_open(self_exe, s.argv, NULL, NULL, NULL, &h), TNFCTL_ERR_NONE);
+	env = st_workload_env(tl.probe);
+	err = tnfctl_exec_open(self_exe, s.argv, env, NULL, NULL, &h);
+	free(env);
+	tl_assert_err(err, TNFCTL_ERR_NONE);
 	tl_assert_err(tnfctl_trace_attrs_get(h, &a), TNFCTL_ERR_NONE);
 	tl_track_pid(a.targ_pid);
 	st_spawn(h, a.targ_pid);
@@ -148,15 +153,20 @@ static void test_storm_stopping(void **state)
 
 static void test_storm_passive(void **state)
 {
+	tnfctl_errcode_t err;
 	tnfctl_watch_t *w;
 	struct storm s;
+	char **env;
 	pid_t root;
 	int st;
 
 	(void)state;
 	tl_require_root();
 	storm_init(&s);
-	tl_assert_err(tnfctl_watch_exec(self_exe, s.argv, NULL, 0, &w, &root), TNFCTL_ERR_NONE);
+	env = st_workload_env(NULL);
+	err = tnfctl_watch_exec(self_exe, s.argv, env, 0, &w, &root);
+	free(env);
+	tl_assert_err(err, TNFCTL_ERR_NONE);
 	tl_track_pid(root);
 	st_collect_watch(w, tl.timeout_ms, true, root);
 	st_ev.lost += tnfctl_watch_lost(w);
