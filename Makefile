@@ -139,7 +139,8 @@ $(B)/prex: $(PREX_OBJS) $(B)/libtnfctl.so
 -include $(PREX_OBJS:.o=.d)
 
 # ---- tests ----------------------------------------------------------------
-$(B)/tests/%: tests/%.c tests/testlib.h tests/probelib.h tests/prexlib.h tests/tnf_swap.h $(B)/libtnfctl.so $(B)/libtnf.a
+$(B)/tests/%: tests/%.c tests/testlib.h tests/helpers/tl_pidfd_broker.h tests/probelib.h tests/prexlib.h \
+		tests/tnf_swap.h $(B)/libtnfctl.so $(B)/libtnf.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests -Isrc/libtnf -o $@ $< -L$(B) -ltnfctl $(B)/libtnf.a $(LIBS_TEST) -lm \
 		-Wl,-rpath,'$$ORIGIN/..'
@@ -152,6 +153,8 @@ $(B)/tests/helpers/static_prog: tests/helpers/static_prog.c
 $(B)/tests/helpers/%: tests/helpers/%.c tests/helpers/target_common.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(SAN_TARGET) -ldl -lpthread
+
+$(B)/tests/helpers/tl_pidfd_broker: tests/helpers/tl_pidfd_broker.h
 
 # Shared objects with probes (preloaded or dlopened by the test targets).
 $(B)/tests/solibs/%.so: tests/solibs/%.c include/tnf/probe.h
@@ -167,6 +170,7 @@ tests: all $(TEST_BINS) $(TEST_HELPERS) $(TEST_SOLIBS)
 
 $(B)/tests/test_faults: tests/stress/storm.h
 $(B)/tests/test_stress: tests/stress/test_stress.c tests/stress/storm.h tests/testlib.h \
+		tests/helpers/tl_pidfd_broker.h \
 		tests/probelib.h $(B)/libtnfctl.so $(B)/libtnf.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests -Isrc/libtnf -o $@ $< -L$(B) -ltnfctl $(B)/libtnf.a $(LIBS_TEST) -lm \
