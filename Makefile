@@ -186,8 +186,10 @@ check: tests
 	$(SAN_ENV) B=$(B) tests/run-tests
 
 # ---- sanitizers (README "Sanitizers") --------------------------------------
-# make sanitize: the whole suite with ASan + UBSan (build-san/), then the
-# reader, prex and tnftrace under valgrind memcheck, then the writer under TSan.
+# make sanitize: the whole suite with ASan + UBSan (build-san/), then
+# valgrind memcheck (tnfdump, test binaries in the kfunc mode, prex, tnftrace,
+# tl_internal: tests/sanitize/memcheck says what and why), then the writer
+# under TSan.
 sanitize:
 	$(MAKE) SANITIZE=1 check
 	$(MAKE) memcheck

@@ -1382,6 +1382,27 @@ static inline int tl_env_int(const char *name, int def)
 }
 
 /*
+ * The path of this test binary, for the workloads it runs as its own
+ * targets: $TL_SELF_EXE if set, else /proc/self/exe.  make memcheck runs a
+ * copy of the binary on private copies of ld.so and libc, and sets
+ * TL_SELF_EXE to the build's: the targets must map the system's libc,
+ * where the library puts its uprobes, not the copy.  0, or -1.
+ */
+static inline int tl_self_exe(char *buf, size_t size)
+{
+	const char *s = getenv("TL_SELF_EXE");
+	ssize_t n;
+
+	if (s && *s)
+		return snprintf(buf, size, "%s", s) < (int)size ? 0 : -1;
+	n = readlink("/proc/self/exe", buf, size - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+/*
  * Starts tests/helpers/tl_pidfd_broker if pidfd_open fails with ENOSYS
  * (valgrind 3.19), as a grandchild that its parent's exit hands to init
  * (or to our own reaper): it ends when the last copy of our end of its
