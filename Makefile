@@ -139,8 +139,8 @@ $(B)/prex: $(PREX_OBJS) $(B)/libtnfctl.so
 -include $(PREX_OBJS:.o=.d)
 
 # ---- tests ----------------------------------------------------------------
-$(B)/tests/%: tests/%.c tests/testlib.h tests/probelib.h tests/prexlib.h tests/tnf_swap.h tests/blocklib.h \
-		$(B)/libtnfctl.so $(B)/libtnf.a
+$(B)/tests/%: tests/%.c tests/testlib.h tests/helpers/tl_pidfd_broker.h tests/probelib.h tests/prexlib.h \
+		tests/tnf_swap.h tests/blocklib.h $(B)/libtnfctl.so $(B)/libtnf.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests -Isrc/libtnf -o $@ $< -L$(B) -ltnfctl $(B)/libtnf.a $(LIBS_TEST) -lm \
 		-Wl,-rpath,'$$ORIGIN/..'
@@ -153,6 +153,8 @@ $(B)/tests/helpers/static_prog: tests/helpers/static_prog.c
 $(B)/tests/helpers/%: tests/helpers/%.c tests/helpers/target_common.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(SAN_TARGET) -ldl -lpthread
+
+$(B)/tests/helpers/tl_pidfd_broker: tests/helpers/tl_pidfd_broker.h
 
 # Shared objects with probes (preloaded or dlopened by the test targets).
 $(B)/tests/solibs/%.so: tests/solibs/%.c include/tnf/probe.h
@@ -171,6 +173,7 @@ $(B)/tests/test_faults: tests/stress/storm.h
 $(B)/tests/test_tracer_order: src/libtnfctl/tracer.c src/libtnfctl/ptrace.c src/libtnfctl/tracer.h \
 		src/libtnfctl/proto.h bpf/tnfctl_events.h
 $(B)/tests/test_stress: tests/stress/test_stress.c tests/stress/storm.h tests/testlib.h \
+		tests/helpers/tl_pidfd_broker.h \
 		tests/probelib.h tests/blocklib.h $(B)/libtnfctl.so $(B)/libtnf.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests -Isrc/libtnf -o $@ $< -L$(B) -ltnfctl $(B)/libtnf.a $(LIBS_TEST) -lm \
@@ -186,8 +189,10 @@ check: tests
 	$(SAN_ENV) B=$(B) tests/run-tests
 
 # ---- sanitizers (README "Sanitizers") --------------------------------------
-# make sanitize: the whole suite with ASan + UBSan (build-san/), then the
-# reader, prex and tnftrace under valgrind memcheck, then the writer under TSan.
+# make sanitize: the whole suite with ASan + UBSan (build-san/), then
+# valgrind memcheck (tnfdump, test binaries in the kfunc mode, prex, tnftrace,
+# tl_internal: tests/sanitize/memcheck says what and why), then the writer
+# under TSan.
 sanitize:
 	$(MAKE) SANITIZE=1 check
 	$(MAKE) memcheck

@@ -1015,16 +1015,13 @@ int main(int argc, char **argv)
 		TL_TEST(test_full_ring_watch_and_stopping),
 		TL_FINAL_TEST,
 	};
-	ssize_t n;
 
 	if (argc == 4 && !strcmp(argv[1], "--ctl"))
 		return ctl_main(atoi(argv[2]), atoi(argv[3]));
 	if (argc >= 8 && !strcmp(argv[1], "--wl") && !strcmp(argv[2], "storm"))
 		return st_workload(argv + 3);
-	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
-	if (n <= 0)
+	if (tl_self_exe(self_exe, sizeof(self_exe)))
 		return 1;
-	self_exe[n] = '\0';
 	seed = seed0 = tl_env_int("TL_SEED", (int)time(NULL));
 	runs = tl_env_int("TL_FAULT_RUNS", 100);
 	printf("# fault injection: seed %u (TL_SEED), %d runs (TL_FAULT_RUNS)\n", seed, runs);

@@ -291,7 +291,11 @@ static void test_exec_open_ld_preload_and_probe_path(void **state)
 		      TNFCTL_ERR_NOLIBTNFPROBE);
 }
 
-/* envp NULL: LD_PRELOAD becomes "[old] <dir>/libtnfprobe.so.1 [ld_preload]". */
+/*
+ * envp NULL: LD_PRELOAD becomes "[old:]<dir>/libtnfprobe.so.1[:ld_preload]",
+ * colon-separated, so a tool that removes its own entry by colon-separated
+ * entry (valgrind does, at exec) leaves ours alone.
+ */
 static void test_exec_open_ld_preload_composition(void **state)
 {
 	struct tl_proc *p = tl_proc_new();
@@ -324,7 +328,7 @@ static void test_exec_open_ld_preload_composition(void **state)
 	if (!val)
 		fail_msg("the exec_open'd target has no LD_PRELOAD");
 	print_message("LD_PRELOAD=%s\n", val);
-	for (w = strtok_r(val, " ", &save); w && nw < 8; w = strtok_r(NULL, " ", &save))
+	for (w = strtok_r(val, ":", &save); w && nw < 8; w = strtok_r(NULL, ":", &save))
 		words[nw++] = w;
 	if (nw != 3)
 		fail_msg("LD_PRELOAD has %d entries, expected 3 (old, libtnfprobe, ld_preload)",

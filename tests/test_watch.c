@@ -1087,13 +1087,10 @@ int main(int argc, char **argv)
 		W_TEST(test_follow_no_stop),	  W_TEST(test_dl_both_link_kinds),
 		TL_FINAL_TEST,
 	};
-	ssize_t n;
 
 	if (argc > 2 && !strcmp(argv[1], "--wl"))
 		return workload(argc - 2, argv + 2);
-	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
-	if (n <= 0)
+	if (tl_self_exe(self_exe, sizeof(self_exe)))
 		return 1;
-	self_exe[n] = '\0';
 	return tl_run(tests);
 }

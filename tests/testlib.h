@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -50,6 +51,8 @@
 #include <unistd.h>
 
 #include <tnf/tnfctl.h>
+
+#include "helpers/tl_pidfd_broker.h"
 
 extern char **environ;
 
@@ -134,13 +137,81 @@ static inline long long tl_now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+/*
+ * valgrind 3.19 (make memcheck) fails pidfd_open and pidfd_send_signal
+ * with ENOSYS.  tl_group_setup then starts tests/helpers/tl_pidfd_broker,
+ * which runs natively and makes them for us: its socket is tl_broker_sock.
+ */
+static int tl_broker_sock __attribute__((unused)) = -1;
+
+/* One request to the broker; returns what the syscall returned, errno set. */
+static inline int tl_broker_call(int op, pid_t pid, int pidfd, int sig)
+{
+	struct tl_broker_req req = {.op = op, .pid = pid, .sig = sig};
+	struct tl_broker_rep rep;
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} cb;
+	struct iovec iov = {.iov_base = &req, .iov_len = sizeof(req)};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cb.buf};
+	struct cmsghdr *c;
+	int sv[2], fds[2], nfds = op == TL_BROKER_KILL ? 2 : 1, fd = -1;
+	ssize_t n;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return -1;
+	fds[0] = sv[1];
+	fds[1] = pidfd;
+	memset(&cb, 0, sizeof(cb));
+	m.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+	c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+	do
+		n = sendmsg(tl_broker_sock, &m, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	close(sv[1]);
+	if (n != sizeof(req)) {
+		close(sv[0]);
+		return -1;
+	}
+	iov.iov_base = &rep;
+	iov.iov_len = sizeof(rep);
+	m.msg_controllen = sizeof(cb.buf);
+	do
+		n = recvmsg(sv[0], &m, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	close(sv[0]);
+	for (c = CMSG_FIRSTHDR(&m); n > 0 && c; c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+			memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	if (n != sizeof(rep)) {
+		if (fd >= 0)
+			close(fd);
+		errno = EIO;
+		return -1;
+	}
+	if (rep.ret) {
+		errno = rep.err;
+		return -1;
+	}
+	return op == TL_BROKER_OPEN ? fd : 0;
+}
+
 static inline int tl_pidfd_open(pid_t pid)
 {
+	if (tl_broker_sock >= 0)
+		return tl_broker_call(TL_BROKER_OPEN, pid, -1, 0);
 	return syscall(SYS_pidfd_open, pid, 0);
 }
 
 static inline int tl_pidfd_kill(int pidfd, int sig)
 {
+	if (tl_broker_sock >= 0)
+		return tl_broker_call(TL_BROKER_KILL, 0, pidfd, sig);
 	return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }
 
@@ -528,7 +599,8 @@ static inline void tl_kill_subtree(int spare_tracer)
 /*
  * Waits up to @timeout_ms for every live tnfctl-tracer of the subtree to
  * exit (it may be a child or, after its parent died, reparented to us).
- * Returns how many are still alive; @found (if set) gets how many there were.
+ * Returns how many are still alive; @found (if set) gets how many there
+ * were, counting those already exited but not yet reaped (zombies).
  */
 static inline int tl_wait_tracers_gone(int timeout_ms, int *found)
 {
@@ -540,9 +612,11 @@ static inline int tl_wait_tracers_gone(int timeout_ms, int *found)
 	for (i = 0; i < n; i++) {
 		int fd, left;
 
-		if (!tl_is_tracer(&ps[i]) || ps[i].state == 'Z' || ps[i].state == 'X')
+		if (!tl_is_tracer(&ps[i]))
 			continue;
 		nfound++;
+		if (ps[i].state == 'Z' || ps[i].state == 'X')
+			continue;
 		fd = tl_pidfd_open(ps[i].pid);
 		if (fd < 0)
 			continue;
@@ -1322,6 +1396,69 @@ static inline int tl_env_int(const char *name, int def)
 	return s && *s ? atoi(s) : def;
 }
 
+/*
+ * The path of this test binary, for the workloads it runs as its own
+ * targets: $TL_SELF_EXE if set, else /proc/self/exe.  make memcheck runs a
+ * copy of the binary on private copies of ld.so and libc, and sets
+ * TL_SELF_EXE to the build's: the targets must map the system's libc,
+ * where the library puts its uprobes, not the copy.  0, or -1.
+ */
+static inline int tl_self_exe(char *buf, size_t size)
+{
+	const char *s = getenv("TL_SELF_EXE");
+	ssize_t n;
+
+	if (s && *s)
+		return snprintf(buf, size, "%s", s) < (int)size ? 0 : -1;
+	n = readlink("/proc/self/exe", buf, size - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+/*
+ * Starts tests/helpers/tl_pidfd_broker if pidfd_open fails with ENOSYS
+ * (valgrind 3.19), as a grandchild that its parent's exit hands to init
+ * (or to our own reaper): it ends when the last copy of our end of its
+ * socket is closed.  0 when pidfds work or the broker runs, -1 if not.
+ */
+static inline int tl_broker_start(void)
+{
+	char path[PATH_MAX], arg[16];
+	int sv[2], st, fd;
+	pid_t pid;
+
+	fd = syscall(SYS_pidfd_open, getpid(), 0);
+	if (fd >= 0 || errno != ENOSYS) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	tl_path_of(path, "tests/helpers/tl_pidfd_broker");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		if (fork() == 0) {
+			fd = dup(sv[1]); /* without FD_CLOEXEC */
+			snprintf(arg, sizeof(arg), "%d", fd);
+			execl(path, path, arg, (char *)NULL);
+		}
+		_exit(0);
+	}
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		return -1;
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	tl_broker_sock = sv[0];
+	printf("# no pidfd_open here (valgrind?): %s makes them\n", path);
+	return 0;
+}
+
 static inline int tl_group_setup(void **state)
 {
 	const char *b = getenv("B");
@@ -1334,10 +1471,6 @@ static inline int tl_group_setup(void **state)
 		return 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) {
-		perror("PR_SET_CHILD_SUBREAPER");
-		return -1;
-	}
 	tl.timeout_ms = tl_env_int("TL_TIMEOUT_MS", 20000);
 	tl.test_timeout_s = tl_env_int("TL_TEST_TIMEOUT", 120);
 
@@ -1348,6 +1481,13 @@ static inline int tl_group_setup(void **state)
 			return -1;
 		exe[n] = '\0';
 		snprintf(tl.bdir, sizeof(tl.bdir), "%s", dirname(dirname(exe)));
+	}
+	/* Before we are a subreaper: the broker is not in our subtree. */
+	if (tl_broker_start())
+		return -1;
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) {
+		perror("PR_SET_CHILD_SUBREAPER");
+		return -1;
 	}
 	tl_path_of(tl.target, "tests/helpers/tl_target");
 	tl_path_of(tl.threads_prog, "tests/helpers/tl_threads");

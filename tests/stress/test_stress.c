@@ -521,14 +521,11 @@ int main(int argc, char **argv)
 		TL_TEST(test_wrap_8_threads),
 		TL_FINAL_TEST,
 	};
-	ssize_t n;
 
 	if (argc >= 8 && !strcmp(argv[1], "--wl") && !strcmp(argv[2], "storm"))
 		return st_workload(argv + 3);
-	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
-	if (n <= 0)
+	if (tl_self_exe(self_exe, sizeof(self_exe)))
 		return 1;
-	self_exe[n] = '\0';
 	full = getenv("TL_STRESS") && !strcmp(getenv("TL_STRESS"), "full");
 	printf("# stress sizes: %s\n", full ? "full (TL_STRESS=full)" : "short");
 	return tl_run(tests);
