@@ -169,9 +169,6 @@ $(B)/tests/helpers/tl_internal: tests/helpers/tl_internal.c $(B)/libtnfctl.so $(
 tests: all $(TEST_BINS) $(TEST_HELPERS) $(TEST_SOLIBS)
 
 $(B)/tests/test_faults: tests/stress/storm.h
-# The tracer's state machine, compiled into the test with fakes around it.
-$(B)/tests/test_tracer_order: src/libtnfctl/tracer.c src/libtnfctl/ptrace.c src/libtnfctl/tracer.h \
-		src/libtnfctl/proto.h bpf/tnfctl_events.h
 $(B)/tests/test_stress: tests/stress/test_stress.c tests/stress/storm.h tests/testlib.h \
 		tests/helpers/tl_pidfd_broker.h \
 		tests/probelib.h tests/blocklib.h $(B)/libtnfctl.so $(B)/libtnf.a
