@@ -56,7 +56,7 @@
 
 extern char **environ;
 
-#define TL_MAX_PIDS    256
+#define TL_MAX_PIDS    4096
 #define TL_MAX_HANDLES 64
 #define TL_MAX_THREADS 32
 #define TL_MAX_PROCS   16
@@ -801,9 +801,18 @@ static inline void tl_track_pid(pid_t pid)
 	if (pid <= 0)
 		return;
 	pthread_mutex_lock(&tl.lock);
+	/*
+	 * A pid seen before may be a new process now (fork loops wrap the pid
+	 * space within a run): an entry whose process has exited does not count,
+	 * and tl_pidfd_of gives the newest entry.
+	 */
 	for (i = 0; i < tl.npids; i++)
-		if (tl.pids[i] == pid)
-			break;
+		if (tl.pids[i] == pid) {
+			struct pollfd pf = {.fd = tl.pidfds[i], .events = POLLIN};
+
+			if (tl.pidfds[i] < 0 || poll(&pf, 1, 0) == 0)
+				break;
+		}
 	if (i == tl.npids && tl.npids < TL_MAX_PIDS) {
 		tl.pids[tl.npids] = pid;
 		tl.pidfds[tl.npids] = tl_pidfd_open(pid);
