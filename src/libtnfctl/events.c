@@ -82,9 +82,10 @@ int tnf_events_load(bool use_kfunc)
 	if (err)
 		goto fail;
 	/* Only the tracepoints here; uprobes are attached per object later. */
-	if (!bpf_program__attach(skel->progs.on_fork) ||
-	    !bpf_program__attach(skel->progs.on_exec) ||
-	    !bpf_program__attach(skel->progs.on_exit)) {
+	/* Kept in the skeleton's links: its destroy detaches and frees them. */
+	if (!(skel->links.on_fork = bpf_program__attach(skel->progs.on_fork)) ||
+	    !(skel->links.on_exec = bpf_program__attach(skel->progs.on_exec)) ||
+	    !(skel->links.on_exit = bpf_program__attach(skel->progs.on_exit))) {
 		err = -errno;
 		goto fail;
 	}
