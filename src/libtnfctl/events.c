@@ -186,31 +186,13 @@ static uint64_t start_ticks_of(pid_t tgid)
 {
 	static uint64_t offset;
 	static bool have_offset;
-	char path[64], buf[1024], *p;
-	unsigned long long ticks = 0;
-	ssize_t n;
-	int fd;
+	uint64_t ticks = tnf_proc_starttime(tgid);
 
 	if (!have_offset) {
 		offset = timens_boot_ticks();
 		have_offset = true;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/stat", tgid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	/* fields 3..22: state ... starttime */
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-			       "%*d %*d %*d %llu",
-			 &ticks) != 1)
-		return 0;
-	return ticks - offset;
+	return ticks ? ticks - offset : 0;
 }
 
 /*

@@ -79,58 +79,56 @@ bool tnf_proc_traced_by(pid_t tgid, pid_t tracer)
 #define TNF_PF_EXITING 0x4 /* include/linux/sched.h: the task is in do_exit() */
 
 /*
- * The state letter of /proc/PID/task/TID/stat ('R', 'T', 'Z'...), or 0 if
- * gone; 'X' too for a task already in do_exit() (killed: its memory may be
- * gone while it still shows R or D).
+ * /proc/@path (a stat file) read into @buf: the fields after the command
+ * name (which may hold spaces and parentheses), or NULL if it is gone.
  */
-static char task_state_exiting(pid_t pid, pid_t tid)
+static const char *stat_fields(const char *path, char *buf, size_t size)
 {
-	char path[64], buf[512], *p;
-	unsigned long flags = 0;
-	char st = 0;
 	ssize_t n;
+	char *p;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return NULL;
+	n = read(fd, buf, size - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return NULL;
 	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* comm may hold spaces */
-	/* state ppid pgrp session tty_nr tpgid flags */
-	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &st, &flags) < 1)
-		return 0;
-	return (flags & TNF_PF_EXITING) && st != 'Z' ? 'X' : st;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p + 2 : NULL;
 }
 
-/* The state letter of /proc/PID/task/TID/stat ('R', 'T', 'Z'...), or 0 if gone. */
-static char task_state(pid_t pid, pid_t tid)
+/*
+ * The state letter of /proc/PID/task/TID/stat ('R', 'T', 'Z'...), or 0 if
+ * gone; with @exiting, 'X' too for a task already in do_exit() (killed: its
+ * memory may be gone while it still shows R or D).
+ */
+static char task_state_of(pid_t pid, pid_t tid, bool exiting)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
+	char path[64], buf[512];
+	unsigned long flags = 0;
+	const char *f;
+	char st = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	f = stat_fields(path, buf, sizeof(buf));
+	/* state ppid pgrp session tty_nr tpgid flags */
+	if (!f || sscanf(f, "%c %*d %*d %*d %*d %*d %lu", &st, &flags) < 1)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* comm may hold spaces */
-	return p && p[1] == ' ' ? p[2] : 0;
+	return exiting && (flags & TNF_PF_EXITING) && st != 'Z' ? 'X' : st;
+}
+
+static char task_state(pid_t pid, pid_t tid)
+{
+	return task_state_of(pid, tid, false);
 }
 
 /* A zombie or dead task (state Z or X), or no such task. */
 bool tnf_proc_exiting(pid_t tid)
 {
-	char st = task_state_exiting(tid, tid);
+	char st = task_state_of(tid, tid, true);
 
 	return !st || st == 'Z' || st == 'X';
 }
@@ -197,25 +195,17 @@ bool tnf_proc_sigstop_pending(pid_t pid)
 /* Start time (clock ticks since boot): tells a process from a later one with its pid. */
 unsigned long long tnf_proc_starttime(pid_t pid)
 {
-	char path[64], buf[1024], *p;
+	char path[64], buf[1024];
 	unsigned long long start = 0;
-	int fd, i;
-	ssize_t n;
+	const char *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	f = stat_fields(path, buf, sizeof(buf));
+	/* fields 3..22: state ... starttime */
+	if (!f || sscanf(f, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+			    "%*d %*d %llu",
+			 &start) != 1)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* comm may hold spaces */
-	for (i = 2; p && i < 22; i++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		start = strtoull(p + 1, NULL, 10);
 	return start;
 }
 
