@@ -545,6 +545,71 @@ tnfctl_errcode_t tnfctl_event_info_get(tnfctl_handle_t *hndl, tnfctl_event_info_
 uint64_t tnfctl_events_lost(void);
 
 /*
+ * Process control without the probe runtime, and the terminal (Linux
+ * extensions).  Flags of tnfctl_exec_open_flags() and tnfctl_pid_open_flags();
+ * with @flags 0 they behave exactly as tnfctl_exec_open()/tnfctl_pid_open().
+ * Child handles from tnfctl_continue() (FORK) inherit their parent's flags;
+ * after an EXEC, open the new image with the same flags.
+ *
+ *  TNFCTL_OPEN_NOPROBES    control a process without libtnfprobe.so.1:
+ *                          nothing is added to LD_PRELOAD (the environment is
+ *                          the caller's, or @envp, unchanged), static
+ *                          executables and processes without the runtime are
+ *                          accepted (no NOTDYNAMIC, no NOLIBTNFPROBE); events
+ *                          and child handles as usual.  A static target stops
+ *                          at exec_open's return before its first instruction
+ *                          (it has no rtld sync point).  Probe functions on
+ *                          such a handle return TNFCTL_ERR_NOLIBTNFPROBE.
+ *  TNFCTL_OPEN_FOREGROUND  exec_open only: the child stays in the caller's
+ *                          process group (the caller's job), so it reads the
+ *                          terminal as the caller would, and the terminal's
+ *                          signals (Ctrl-C, Ctrl-\, Ctrl-Z) reach it as they
+ *                          reach the caller.
+ *  TNFCTL_OPEN_EXEC_FAILED also return TNFCTL_EVENT_EXEC_FAILED for an execve
+ *                          that failed (the target is stopped at the return of
+ *                          the call; tnfctl_event_exec_get() gives the errno).
+ *                          Without it a failed execve is not an event, as on
+ *                          Solaris.
+ */
+#define TNFCTL_OPEN_NOPROBES	0x1u
+#define TNFCTL_OPEN_FOREGROUND	0x2u
+#define TNFCTL_OPEN_EXEC_FAILED 0x4u
+
+/* tnfctl_continue() with TNFCTL_OPEN_EXEC_FAILED: an execve failed. */
+#define TNFCTL_EVENT_EXEC_FAILED ((tnfctl_event_t)(TNFCTL_EVENT_EXIT + 1))
+
+tnfctl_errcode_t tnfctl_exec_open_flags(const char *pgmname, char *const *argv,
+					char *const *envp, const char *ld_preload,
+					const char *libtnfprobe_path, unsigned int flags,
+					tnfctl_handle_t **retval);
+tnfctl_errcode_t tnfctl_pid_open_flags(pid_t pid, unsigned int flags, tnfctl_handle_t **retval);
+
+/*
+ * Exec details (Linux extension): the arguments and working directory of an
+ * EXEC or EXEC_FAILED event.  The caller sets @sz to
+ * sizeof(struct tnfctl_exec_info); the library fills only the fields that fit
+ * in @sz, so a program built against an older header keeps working when the
+ * struct grows (fields are only ever added at the end).
+ */
+#define TNFCTL_EXEC_ARGV_TRUNCATED 0x1u /* not every argument byte was captured */
+#define TNFCTL_EXEC_CWD_TRUNCATED  0x2u /* @cwd is cut short */
+
+struct tnfctl_exec_info {
+	size_t sz;	     /* sizeof(struct tnfctl_exec_info), set by the caller */
+	int argc;	     /* arguments captured in @argv */
+	char *const *argv;   /* @argc strings then NULL; owned by the handle or
+				watch, valid until its next event or close */
+	const char *path;    /* filename given to execve (same owner) */
+	const char *cwd;     /* working directory at the execve, "" if unknown */
+	int error;	     /* EXEC_FAILED: the errno execve returned; else 0 */
+	unsigned int flags;  /* TNFCTL_EXEC_* */
+	size_t argv_bytes;   /* bytes of argument strings in the new image (NULs
+				included), even when not all were captured */
+};
+
+tnfctl_errcode_t tnfctl_event_exec_get(tnfctl_handle_t *hndl, struct tnfctl_exec_info *info);
+
+/*
  * ---------------------------------------------------------------------
  * Passive tree watching (Linux extension, not in Solaris).
  *
@@ -607,7 +672,8 @@ typedef enum {
 	TNFCTL_WATCH_DLOPEN,   /* a dlopen(@path) of @pid succeeded */
 	TNFCTL_WATCH_DLCLOSE,  /* a dlclose() of @path in @pid succeeded */
 	TNFCTL_WATCH_LOST,     /* records were lost: @lost, @untracked */
-	TNFCTL_WATCH_END       /* every process of the tree has ended; nothing follows */
+	TNFCTL_WATCH_END,      /* every process of the tree has ended; nothing follows */
+	TNFCTL_WATCH_EXEC_FAILED /* an execve(@path) of @pid failed: tnfctl_watch_event_exec() */
 } tnfctl_watch_kind_t;
 
 typedef struct tnfctl_watch_event {
@@ -689,6 +755,14 @@ uint64_t tnfctl_watch_lost(tnfctl_watch_t *w);
  * Kills, stops and reaps nothing: the tree runs on unwatched.
  */
 void tnfctl_watch_close(tnfctl_watch_t *w);
+
+/*
+ * tnfctl_watch_event_exec - argv, cwd and errno of the EXEC or EXEC_FAILED
+ * event tnfctl_watch_next() returned last on @w (struct above; pointers owned
+ * by @w, valid until the next tnfctl_watch_next() or close).
+ * Errors: BADARG (NULL, @info->sz too small, last event not an exec).
+ */
+tnfctl_errcode_t tnfctl_watch_event_exec(tnfctl_watch_t *w, struct tnfctl_exec_info *info);
 
 #ifdef __cplusplus
 }
