@@ -85,6 +85,7 @@ static struct tnf_rec *rec_reserve(u32 kind, u32 tgid, u32 tid)
 	r->exit_code = 0;
 	r->pad = 0;
 	r->path[0] = '\0';
+	r->uargv = 0;
 	return r;
 }
 
@@ -175,6 +176,55 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	if (stop_current())
 		r->flags |= TNF_RF_STOPPED;
 	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+/*
+ * A failed execve of a target that asked for it: stop at the return of the
+ * call (the controller reads the argv from the stopped target's memory).
+ */
+static __always_inline int exec_failed(long ret, const char *file, u64 argv)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	struct tnf_tgid_state *st;
+	struct tnf_rec *r;
+
+	if (ret >= 0)
+		return 0;
+	st = tracked_current();
+	if (!st || (st->flags & (TNF_F_ARMED | TNF_F_EXEC_FAILED)) !=
+			   (TNF_F_ARMED | TNF_F_EXEC_FAILED))
+		return 0;
+	r = rec_reserve(TNF_REC_EXEC_FAILED, id >> 32, (u32)id);
+	if (!r)
+		return 0;
+	r->exit_code = -ret;
+	r->uargv = argv;
+	bpf_probe_read_user_str(r->path, sizeof(r->path), file);
+	if (stop_current())
+		r->flags |= TNF_RF_STOPPED;
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+#define NR_execve   59 /* x86_64; the compat entry points are not followed */
+#define NR_execveat 322
+
+/* The raw sys_exit tracepoint, attached once a handle asks for failed execs. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	long nr;
+
+	if (ret >= 0)
+		return 0;
+	nr = BPF_CORE_READ(regs, orig_ax);
+	if (nr == NR_execve)
+		return exec_failed(ret, (const char *)BPF_CORE_READ(regs, di),
+				   BPF_CORE_READ(regs, si));
+	if (nr == NR_execveat)
+		return exec_failed(ret, (const char *)BPF_CORE_READ(regs, si),
+				   BPF_CORE_READ(regs, dx));
 	return 0;
 }
 

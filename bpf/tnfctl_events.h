@@ -14,6 +14,7 @@ enum tnf_rec_kind {
 	TNF_REC_DLCLOSE,
 	TNF_REC_SYNC,	     /* first consistent link map after exec (rtld sync point) */
 	TNF_REC_LEADER_GONE, /* the leader exited, other threads live on (pthread_exit) */
+	TNF_REC_EXEC_FAILED, /* an execve failed: exit_code is the errno, uargv its argv */
 };
 
 /* Per-tgid flags in the tracked map, written by the tracer helper. */
@@ -22,6 +23,7 @@ enum tnf_tgid_flags {
 	TNF_F_FOLLOW = 1 << 1,	    /* track and stop fork children */
 	TNF_F_STOP_SYNC = 1 << 2,   /* stop at the next RT_CONSISTENT (start-up) */
 	TNF_F_PTRACE_FORK = 1 << 3, /* fork stops come from ptrace options */
+	TNF_F_EXEC_FAILED = 1 << 4, /* stop at a failed execve (TNFCTL_OPEN_EXEC_FAILED) */
 };
 
 /* Record flags. */
@@ -59,6 +61,7 @@ struct tnf_rec {
 	int exit_code; /* EXIT: kernel exit code (status << 8 | signal) */
 	int pad;
 	char path[TNF_PATH_MAX]; /* EXEC filename, DLOPEN/DLCLOSE object */
+	unsigned long long uargv; /* EXEC_FAILED: the argv passed, in the target */
 };
 
 /* Per-tid pending dlopen/dlclose argument, set by the libc entry uprobes. */

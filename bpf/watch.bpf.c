@@ -32,6 +32,7 @@ const volatile bool want_dl = false;	    /* report dlopen/dlclose */
 const volatile bool untrack_secure = false; /* drop a process that execs setuid/setgid */
 const volatile __u64 delay_ns = 10000000;   /* longest a record waits for a wake-up */
 const volatile __u64 wake_bytes = 1 << 18;  /* wake when this much is unread */
+const volatile __u32 argv_max = TNF_EXEC_ARGV_MAX; /* argv bytes per record (<= ring / 8) */
 
 __u64 seq;
 __u64 last_wake_ns; /* read by the consumer to arm its timer */
@@ -72,6 +73,17 @@ struct {
 	__type(key, u32);
 	__type(value, struct tnf_watch_dl);
 } scratch SEC(".maps");
+
+/*
+ * Scratch for an exec record (variable size, sent with bpf_ringbuf_output):
+ * one per CPU (too big for a per-CPU value), max_entries set by watch.c.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct tnf_wexec_buf);
+} exec_scratch SEC(".maps");
 
 static __always_inline void count_lost(u32 idx)
 {
@@ -153,13 +165,138 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+struct cwd_walk {
+	struct dentry *d, *root_d;
+	struct vfsmount *vm, *root_m;
+	struct mount *m;
+	u64 mnt_off;
+	u32 base; /* where the cwd starts in the scratch's data */
+	u32 off;  /* bytes written */
+	bool complete;
+};
+
+/* One step up from c->d (bpf_loop callback: verified once, whatever the depth). */
+static long cwd_step(u64 i, struct cwd_walk *c)
+{
+	u32 cpu = bpf_get_smp_processor_id(), off = c->off;
+	struct dentry *d = c->d, *parent;
+	struct vfsmount *vm = c->vm;
+	struct mount *m = c->m, *pm;
+	struct tnf_wexec_buf *b;
+	long n;
+
+	if (d == c->root_d && vm == c->root_m)
+		goto done;
+	if (d == BPF_CORE_READ(vm, mnt_root)) {
+		pm = BPF_CORE_READ(m, mnt_parent);
+		if (pm == m)
+			goto done; /* the namespace's root */
+		c->d = BPF_CORE_READ(m, mnt_mountpoint);
+		c->m = pm;
+		c->vm = (void *)pm + c->mnt_off;
+		return 0;
+	}
+	parent = BPF_CORE_READ(d, d_parent);
+	if (parent == d)
+		goto done;
+	b = bpf_map_lookup_elem(&exec_scratch, &cpu);
+	if (!b || off > TNF_EXEC_CWD_MAX - TNF_EXEC_NAME_MAX)
+		return 1;
+	n = bpf_probe_read_kernel_str(b->data + (c->base & 511) + off, TNF_EXEC_NAME_MAX,
+				      BPF_CORE_READ(d, d_name.name));
+	if (n <= 0)
+		return 1;
+	c->off = off + n;
+	c->d = parent;
+	return 0;
+done:
+	c->complete = true;
+	return 1;
+}
+
+/*
+ * The working directory of @t, its components leaf first, each
+ * NUL-terminated, at @base in the scratch's data (TNF_EXEC_CWD_MAX bytes).
+ * Walks dentries and mounts as d_path does, without its locks: the cwd of
+ * a task in execve does not change under it.
+ */
+static __always_inline u32 read_cwd(struct task_struct *t, u32 base, u32 *flags)
+{
+	struct cwd_walk c = {.mnt_off = bpf_core_field_offset(struct mount, mnt), .base = base};
+
+	c.d = BPF_CORE_READ(t, fs, pwd.dentry);
+	c.vm = BPF_CORE_READ(t, fs, pwd.mnt);
+	c.root_d = BPF_CORE_READ(t, fs, root.dentry);
+	c.root_m = BPF_CORE_READ(t, fs, root.mnt);
+	c.m = (void *)c.vm - c.mnt_off;
+	bpf_loop(64, cwd_step, &c, 0);
+	if (!c.complete)
+		*flags |= TNF_WX_CWD_TRUNC;
+	return c.off;
+}
+
+/* Send @b (header filled but seq, time and wake-up) of @size bytes. */
+static __always_inline void exec_output(struct tnf_wexec_buf *b, u64 size)
+{
+	u64 before, flags = BPF_RB_NO_WAKEUP, now;
+
+	b->r.h.seq = __sync_fetch_and_add(&seq, 1);
+	now = b->r.h.time_ns = bpf_ktime_get_ns();
+	before = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	if ((before < wake_bytes && before + size + 8 >= wake_bytes) ||
+	    (before == 0 && now - last_wake_ns >= delay_ns)) {
+		last_wake_ns = now;
+		flags = BPF_RB_FORCE_WAKEUP;
+	}
+	if (size > sizeof(*b))
+		size = sizeof(*b);
+	if (bpf_ringbuf_output(&events, b, size, flags))
+		count_lost(TNF_WLOST_RECORDS);
+}
+
+/* The scratch record with its header, path and cwd filled; *@off: where argv goes. */
+static __always_inline struct tnf_wexec_buf *exec_begin(u32 kind, struct task_struct *p, u32 tid,
+							 const char *path, bool user_path, u32 *off)
+{
+	u32 cpu = bpf_get_smp_processor_id(), n;
+	struct tnf_wexec_buf *b;
+	long len;
+
+	b = bpf_map_lookup_elem(&exec_scratch, &cpu);
+	if (!b)
+		return NULL;
+	b->r.h.kind = kind;
+	b->r.h.tgid = p->tgid;
+	b->r.h.tid = tid;
+	b->r.h.ptgid = parent_tgid(p);
+	b->r.h.child = 0;
+	b->r.h.exit_code = 0;
+	b->r.flags = 0;
+	b->r.argv_bytes = b->r.argv_len = 0;
+	if (user_path)
+		len = bpf_probe_read_user_str(b->data, TNF_WATCH_PATH_MAX, path);
+	else
+		len = bpf_probe_read_kernel_str(b->data, TNF_WATCH_PATH_MAX, path);
+	if (len <= 0) {
+		b->data[0] = '\0';
+		len = 1;
+	}
+	n = len;
+	if (n > TNF_WATCH_PATH_MAX)
+		n = TNF_WATCH_PATH_MAX;
+	b->r.path_len = n;
+	len = read_cwd(p, n, &b->r.flags);
+	b->r.cwd_len = len;
+	*off = n + (u32)len;
+	return b;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	u32 tgid = p->tgid;
-	struct tnf_wrec_str *r;
-	unsigned long arg;
-	u64 before;
+	u32 tgid = p->tgid, off, cap;
+	struct tnf_wexec_buf *b;
+	unsigned long start, end;
 
 	if (!is_tracked(tgid))
 		return 0;
@@ -168,16 +305,128 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		bpf_map_delete_elem(&tracked, &tgid);
 		return 0;
 	}
-	r = (void *)rec_reserve(sizeof(*r), TNF_WREC_EXEC, tgid, old_pid, parent_tgid(p), &before);
-	if (!r)
+	b = exec_begin(TNF_WREC_EXEC, p, old_pid, BPF_CORE_READ(bprm, filename), false, &off);
+	if (!b) {
+		count_lost(TNF_WLOST_RECORDS);
 		return 0;
-	bpf_probe_read_kernel_str(r->path, sizeof(r->path), BPF_CORE_READ(bprm, filename));
-	/* The new stack holds the arguments: p is current, its mm is the new one. */
-	arg = BPF_CORE_READ(p, mm, arg_start);
-	r->arg0[0] = '\0';
-	if (arg)
-		bpf_probe_read_user_str(r->arg0, sizeof(r->arg0), (void *)arg);
-	rec_submit(r, sizeof(*r), before, r->h.time_ns);
+	}
+	/*
+	 * The new stack holds the arguments, just written by the kernel (so
+	 * present): p is current, its mm is the new one.
+	 */
+	start = BPF_CORE_READ(p, mm, arg_start);
+	end = BPF_CORE_READ(p, mm, arg_end);
+	if (end > start) {
+		b->r.argv_bytes = end - start;
+		cap = end - start < argv_max ? end - start : argv_max;
+		if (cap < end - start)
+			b->r.flags |= TNF_WX_ARGV_TRUNC;
+		/* Masks: identities here (off <= 4352, cap <= 65536), bounds for the verifier. */
+		off &= TNF_EXEC_ARGV_OFF_MASK;
+		cap &= 2 * TNF_EXEC_ARGV_MAX - 1;
+		if (bpf_probe_read_user(b->data + off, cap, (void *)start) == 0)
+			b->r.argv_len = cap;
+		else
+			b->r.flags |= TNF_WX_ARGV_TRUNC;
+	}
+	exec_output(b, sizeof(b->r) + off + b->r.argv_len);
+	return 0;
+}
+
+struct argv_walk {
+	const char *const *argv;
+	u32 off; /* where argv starts in the scratch's data */
+	u32 a;	 /* bytes read */
+	bool trunc, complete;
+};
+
+/* Argument @i (bpf_loop callback). */
+static long argv_step(u64 i, struct argv_walk *w)
+{
+	u32 cpu = bpf_get_smp_processor_id(), a = w->a;
+	struct tnf_wexec_buf *b;
+	const char *const *argv = w->argv;
+	const char *arg;
+	long n;
+
+	if (bpf_probe_read_user(&arg, sizeof(arg), &argv[i])) {
+		w->trunc = true;
+		return 1;
+	}
+	if (!arg) {
+		w->complete = true;
+		return 1;
+	}
+	b = bpf_map_lookup_elem(&exec_scratch, &cpu);
+	if (!b || a >= argv_max) {
+		w->trunc = true;
+		return 1;
+	}
+	n = bpf_probe_read_user_str(b->data + (w->off & TNF_EXEC_ARGV_OFF_MASK) +
+					    (a & (TNF_EXEC_ARGV_MAX - 1)),
+				    (argv_max - a) & (TNF_EXEC_ARGV_MAX - 1), arg);
+	if (n <= 0) {
+		w->trunc = true;
+		return 1;
+	}
+	w->a = a + n;
+	return 0;
+}
+
+/*
+ * A failed execve or execveat of a tracked process: its path and argv are
+ * still in the caller's memory, which the kernel has just read (the argv
+ * strings too, unless it failed before copying them: ENOENT, EACCES).
+ */
+static __always_inline int exec_failed(long ret, const char *file, const char *const *argv)
+{
+	struct task_struct *cur = (struct task_struct *)bpf_get_current_task_btf();
+	struct argv_walk w = {.argv = argv};
+	u32 tgid = cur->tgid, off;
+	struct tnf_wexec_buf *b;
+
+	if (ret >= 0 || !is_tracked(tgid))
+		return 0;
+	b = exec_begin(TNF_WREC_EXEC_FAILED, cur, cur->pid, file, true, &off);
+	if (!b) {
+		count_lost(TNF_WLOST_RECORDS);
+		return 0;
+	}
+	b->r.h.exit_code = -ret;
+	w.off = off;
+	if (argv)
+		bpf_loop(TNF_EXEC_ARGC_MAX, argv_step, &w, 0);
+	if (argv && !w.complete)
+		b->r.flags |= TNF_WX_ARGV_TRUNC;
+	b->r.argv_len = b->r.argv_bytes = w.a;
+	exec_output(b, sizeof(b->r) + (off & TNF_EXEC_ARGV_OFF_MASK) +
+			       (w.a & (2 * TNF_EXEC_ARGV_MAX - 1)));
+	return 0;
+}
+
+/* x86_64 syscall numbers (the compat entry points are not watched). */
+#define NR_execve   59
+#define NR_execveat 322
+
+/*
+ * The raw sys_exit tracepoint (no tracefs needed; fexit is not allowed
+ * everywhere): every syscall's return while a watch is open, one compare
+ * for all but a failed execve.
+ */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	long nr;
+
+	if (ret >= 0)
+		return 0;
+	nr = BPF_CORE_READ(regs, orig_ax);
+	if (nr == NR_execve)
+		return exec_failed(ret, (const char *)BPF_CORE_READ(regs, di),
+				   (const char *const *)BPF_CORE_READ(regs, si));
+	if (nr == NR_execveat)
+		return exec_failed(ret, (const char *)BPF_CORE_READ(regs, si),
+				   (const char *const *)BPF_CORE_READ(regs, dx));
 	return 0;
 }
 
@@ -220,7 +469,7 @@ int BPF_PROG(on_exit_live, struct task_struct *p)
 	return 0;
 }
 
-static __always_inline int save_dl_arg(const void *user_str)
+static __always_inline int save_dl_arg(const void *user_str, bool at_return)
 {
 	u64 id = bpf_get_current_pid_tgid();
 	u32 tgid = id >> 32, tid = (u32)id, zero = 0;
@@ -232,7 +481,8 @@ static __always_inline int save_dl_arg(const void *user_str)
 	if (!a)
 		return 0;
 	a->path[0] = '\0';
-	if (user_str)
+	a->uptr = at_return ? (u64)user_str : 0;
+	if (user_str && !at_return)
 		bpf_probe_read_user_str(a->path, sizeof(a->path), user_str);
 	bpf_map_update_elem(&dl_args, &tid, a, BPF_ANY);
 	return 0;
@@ -241,7 +491,11 @@ static __always_inline int save_dl_arg(const void *user_str)
 SEC("uprobe")
 int BPF_KPROBE(on_dlopen, const char *file)
 {
-	return save_dl_arg(file);
+	/*
+	 * Read at the return: the name may lie in a page not faulted in yet,
+	 * which a uprobe cannot fault in; dlopen has read it by then.
+	 */
+	return save_dl_arg(file, true);
 }
 
 SEC("uprobe")
@@ -252,7 +506,7 @@ int BPF_KPROBE(on_dlclose, void *handle)
 	/* struct link_map: l_addr at 0, l_name at 8 (x86_64); freed by the call. */
 	if (handle)
 		bpf_probe_read_user(&name, sizeof(name), (char *)handle + 8);
-	return save_dl_arg(name);
+	return save_dl_arg(name, false);
 }
 
 /* One record per successful call, at its return. */
@@ -272,7 +526,10 @@ static __always_inline int dl_return(u32 kind, bool ok)
 		cur = (struct task_struct *)bpf_get_current_task();
 		r = (void *)rec_reserve(sizeof(*r), kind, tgid, tid, parent_tgid(cur), &before);
 		if (r) {
-			bpf_probe_read_kernel_str(r->path, sizeof(r->path), a->path);
+			if (a->uptr)
+				bpf_probe_read_user_str(r->path, sizeof(r->path), (void *)a->uptr);
+			else
+				bpf_probe_read_kernel_str(r->path, sizeof(r->path), a->path);
 			r->arg0[0] = '\0';
 			rec_submit(r, sizeof(*r), before, r->h.time_ns);
 		}

@@ -17,6 +17,7 @@ enum tnf_wrec_kind {
 	TNF_WREC_EXIT,
 	TNF_WREC_DLOPEN,
 	TNF_WREC_DLCLOSE,
+	TNF_WREC_EXEC_FAILED, /* a struct tnf_wrec_exec too; h.exit_code is the errno */
 };
 
 /* Indexes of the per-CPU `lost` counters. */
@@ -47,6 +48,43 @@ struct tnf_wrec {
 	int exit_code; /* EXIT: kernel exit code (status << 8 | core 0x80 | signal) */
 };
 
+/*
+ * EXEC and EXEC_FAILED records: variable size (an exec costs what its
+ * strings take).  data[] holds the path (path_len bytes, NUL included), the
+ * cwd's components leaf first, each NUL-terminated (cwd_len bytes), then the
+ * argument strings as the new image's stack holds them (argv_len bytes).
+ */
+struct tnf_wrec_exec {
+	struct tnf_wrec h;
+	unsigned int argv_bytes; /* EXEC: arg_end - arg_start; EXEC_FAILED: bytes read */
+	unsigned int argv_len;	 /* bytes of argv in data[] */
+	unsigned short path_len;
+	unsigned short cwd_len;
+	unsigned int flags; /* TNF_WX_* */
+	/* data[] follows */
+};
+
+enum tnf_wx_flags {
+	TNF_WX_ARGV_TRUNC = 1 << 0, /* = TNFCTL_EXEC_ARGV_TRUNCATED */
+	TNF_WX_CWD_TRUNC = 1 << 1,  /* = TNFCTL_EXEC_CWD_TRUNCATED */
+};
+
+#define TNF_EXEC_ARGV_MAX 65536 /* = TNFCTL_EXEC_ARGV_MAX */
+#define TNF_EXEC_CWD_MAX  4096	/* bytes of cwd components in a record */
+#define TNF_EXEC_NAME_MAX 256	/* one path component, NUL included */
+#define TNF_EXEC_ARGC_MAX 1024	/* EXEC_FAILED: pointers of argv walked */
+
+/*
+ * Per-CPU scratch an exec record is built in.  Offsets are masked for the
+ * verifier: path and cwd within TNF_EXEC_ARGV_OFF_MASK, then twice the argv
+ * bound.
+ */
+#define TNF_EXEC_ARGV_OFF_MASK 8191
+struct tnf_wexec_buf {
+	struct tnf_wrec_exec r;
+	char data[TNF_EXEC_ARGV_OFF_MASK + 1 + 2 * TNF_EXEC_ARGV_MAX];
+};
+
 struct tnf_wrec_str {
 	struct tnf_wrec h;
 	char path[TNF_WATCH_PATH_MAX]; /* EXEC: filename given to execve; DL*: object */
@@ -56,6 +94,7 @@ struct tnf_wrec_str {
 /* Per-tid dlopen/dlclose argument, saved at the entry of the call. */
 struct tnf_watch_dl {
 	char path[TNF_WATCH_PATH_MAX];
+	unsigned long long uptr; /* dlopen: the name's address, read at the return */
 };
 
 /* In/out of the add_proc syscall program (user space adds existing processes). */

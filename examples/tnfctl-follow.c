@@ -87,7 +87,7 @@ static const char *const event_names[] = {
 	[TNFCTL_EVENT_EINTR] = "EINTR",	  [TNFCTL_EVENT_TARGGONE] = "TARGGONE",
 	[TNFCTL_EVENT_DLOPEN] = "DLOPEN", [TNFCTL_EVENT_DLCLOSE] = "DLCLOSE",
 	[TNFCTL_EVENT_EXEC] = "EXEC",	  [TNFCTL_EVENT_FORK] = "FORK",
-	[TNFCTL_EVENT_EXIT] = "EXIT",
+	[TNFCTL_EVENT_EXIT] = "EXIT",	  [TNFCTL_EVENT_EXEC_FAILED] = "EXECFAIL",
 };
 
 __attribute__((format(printf, 1, 2))) static void msg(const char *fmt, ...)
@@ -132,15 +132,85 @@ static void print_line(uint64_t time_ns, pid_t pid, const char *event, const cha
 	pthread_mutex_unlock(&out_lock);
 }
 
+/*
+ * @s as one sh word: as is when only safe characters, else in single quotes
+ * (every byte literal, a newline and non-UTF-8 bytes included; ' as '\'').
+ */
+static void put_quoted(FILE *fp, const char *s)
+{
+	const char *p;
+
+	if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+			    "_@%+=:,./-") == strlen(s)) {
+		fputs(s, fp);
+		return;
+	}
+	fputc('\'', fp);
+	for (p = s; *p; p++)
+		if (*p == '\'')
+			fputs("'\\''", fp);
+		else
+			fputc(*p, fp);
+	fputc('\'', fp);
+}
+
+/*
+ * EXEC: "PATH: ARGV", the arguments as sh words (a truncated argv says so);
+ * EXECFAIL: "PATH: ENAME (message)".  Without details, just the path.
+ */
+static void print_exec(uint64_t time_ns, pid_t pid, const char *event, const char *path,
+		       const struct tnfctl_exec_info *x)
+{
+	const char *name;
+	size_t len = 0;
+	char *buf = NULL;
+	FILE *fp;
+	int i;
+
+	fp = open_memstream(&buf, &len);
+	if (!fp) {
+		print_line(time_ns, pid, event, path, 0, 0);
+		return;
+	}
+	put_quoted(fp, x ? x->path : path);
+	if (x && x->error) {
+		name = strerrorname_np(x->error);
+		fprintf(fp, ": %s (%s)", name ? name : "errno", strerror(x->error));
+		if (!name)
+			fprintf(fp, " %d", x->error);
+	} else if (x) {
+		fputc(':', fp);
+		for (i = 0; i < x->argc; i++) {
+			fputc(' ', fp);
+			put_quoted(fp, x->argv[i]);
+		}
+		if (x->flags & TNFCTL_EXEC_ARGV_TRUNCATED)
+			fprintf(fp, " [argv truncated: %zu bytes]", x->argv_bytes);
+	}
+	fclose(fp);
+	pthread_mutex_lock(&out_lock);
+	fprintf(out, "%10.3f %7d %-8s %s\n", (double)(int64_t)(time_ns - start_ns) / 1e6, pid, event,
+		buf);
+	fflush(out);
+	pthread_mutex_unlock(&out_lock);
+	free(buf);
+}
+
 /* Print the event tnfctl_continue() just returned; @info receives its details. */
 static void print_event(struct follower *f, tnfctl_event_t evt, tnfctl_event_info_t *info)
 {
+	struct tnfctl_exec_info x = {.sz = sizeof(x)};
 	const char *path = NULL;
 
 	if (tnfctl_event_info_get(f->h, info) != TNFCTL_ERR_NONE) {
 		memset(info, 0, sizeof(*info));
 		info->pid = f->pid;
 		info->time_ns = now_ns();
+	}
+	if (evt == TNFCTL_EVENT_EXEC || evt == TNFCTL_EVENT_EXEC_FAILED) {
+		print_exec(info->time_ns, info->pid, event_names[evt], info->path,
+			   tnfctl_event_exec_get(f->h, &x) == TNFCTL_ERR_NONE ? &x : NULL);
+		return;
 	}
 	if (evt == TNFCTL_EVENT_EXEC || evt == TNFCTL_EVENT_DLOPEN || evt == TNFCTL_EVENT_DLCLOSE)
 		path = info->path;
@@ -194,7 +264,7 @@ static bool reopen(struct follower *f)
 		return false;
 	}
 	tnfctl_close(f->h, TNFCTL_TARG_SUSPEND);
-	err = tnfctl_pid_open(pid, &f->h);
+	err = tnfctl_pid_open_flags(pid, TNFCTL_OPEN_EXEC_FAILED, &f->h);
 	if (err != TNFCTL_ERR_NONE) {
 		kill(pid, SIGCONT); /* end the stop our SUSPEND left it in */
 		msg("pid %d: no longer followed after exec: %s", pid, tnfctl_strerror(err));
@@ -323,14 +393,18 @@ static int open_failed(const char *name, tnfctl_errcode_t err)
 }
 
 /* Print one watch event as the stopping mode prints its events. */
-static void print_watch_event(const tnfctl_watch_event_t *ev)
+static void print_watch_event(tnfctl_watch_t *w, const tnfctl_watch_event_t *ev)
 {
+	struct tnfctl_exec_info x = {.sz = sizeof(x)};
+
 	switch (ev->kind) {
 	case TNFCTL_WATCH_FORK:
 		print_line(ev->time_ns, ev->pid, "FORK", NULL, ev->child_pid, 0);
 		break;
 	case TNFCTL_WATCH_EXEC:
-		print_line(ev->time_ns, ev->pid, "EXEC", ev->path, 0, 0);
+	case TNFCTL_WATCH_EXEC_FAILED:
+		print_exec(ev->time_ns, ev->pid, ev->kind == TNFCTL_WATCH_EXEC ? "EXEC" : "EXECFAIL",
+			   ev->path, tnfctl_watch_event_exec(w, &x) == TNFCTL_ERR_NONE ? &x : NULL);
 		break;
 	case TNFCTL_WATCH_DLOPEN:
 		print_line(ev->time_ns, ev->pid, "DLOPEN", ev->path, 0, 0);
@@ -382,7 +456,7 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 			}
 			if (ev.kind == TNFCTL_WATCH_EXIT && ev.pid == pid)
 				status = ev.term_signal ? 128 + ev.term_signal : ev.exit_status;
-			print_watch_event(&ev);
+			print_watch_event(w, &ev);
 		}
 		if (r < 0) {
 			msg("%s: %s", name, tnfctl_strerror(-r));
@@ -485,10 +559,11 @@ int main(int argc, char **argv)
 		return follow_no_stop(pid ? pid_arg : argv[optind], pid, &argv[optind]);
 	if (pid) {
 		name = pid_arg;
-		err = tnfctl_pid_open(pid, &h);
+		err = tnfctl_pid_open_flags(pid, TNFCTL_OPEN_EXEC_FAILED, &h);
 	} else {
 		name = argv[optind];
-		err = tnfctl_exec_open(name, &argv[optind], NULL, NULL, NULL, &h);
+		err = tnfctl_exec_open_flags(name, &argv[optind], NULL, NULL, NULL,
+					     TNFCTL_OPEN_EXEC_FAILED, &h);
 	}
 	if (err != TNFCTL_ERR_NONE)
 		return open_failed(name, err);

@@ -590,23 +590,44 @@ tnfctl_errcode_t tnfctl_pid_open_flags(pid_t pid, unsigned int flags, tnfctl_han
  * sizeof(struct tnfctl_exec_info); the library fills only the fields that fit
  * in @sz, so a program built against an older header keeps working when the
  * struct grows (fields are only ever added at the end).
+ *
+ * At most TNFCTL_EXEC_ARGV_MAX bytes of argument strings (NULs included) are
+ * captured (the watch: at most an eighth of its ring buffer, if smaller);
+ * beyond that @argv ends with the argument that reached the bound, cut there,
+ * TNFCTL_EXEC_ARGV_TRUNCATED is set and @argv_bytes still gives the full
+ * size.  Nothing is ever cut silently.  EXEC: the arguments of the new image
+ * (its stack's argument area, as /proc/PID/cmdline shows it before it runs).
+ * EXEC_FAILED: those the caller passed, read from its memory at the failed
+ * call (best effort: unreadable ones set TRUNCATED; the watch walks at most
+ * 1024 pointers), @argv_bytes then counts the bytes read.
  */
-#define TNFCTL_EXEC_ARGV_TRUNCATED 0x1u /* not every argument byte was captured */
-#define TNFCTL_EXEC_CWD_TRUNCATED  0x2u /* @cwd is cut short */
+#define TNFCTL_EXEC_ARGV_MAX	   65536u /* bytes of argument strings captured */
+#define TNFCTL_EXEC_ARGV_TRUNCATED 0x1u	  /* not every argument byte was captured */
+#define TNFCTL_EXEC_CWD_TRUNCATED  0x2u	  /* @cwd is cut short (the watch: 64 components, 4 KiB) */
 
 struct tnfctl_exec_info {
 	size_t sz;	     /* sizeof(struct tnfctl_exec_info), set by the caller */
 	int argc;	     /* arguments captured in @argv */
 	char *const *argv;   /* @argc strings then NULL; owned by the handle or
 				watch, valid until its next event or close */
-	const char *path;    /* filename given to execve (same owner) */
-	const char *cwd;     /* working directory at the execve, "" if unknown */
+	const char *path;    /* filename given to execve, as the kernel saw it (same
+				owner; at most 255 bytes) */
+	const char *cwd;     /* working directory at the execve (absolute), "" if unknown */
 	int error;	     /* EXEC_FAILED: the errno execve returned; else 0 */
 	unsigned int flags;  /* TNFCTL_EXEC_* */
 	size_t argv_bytes;   /* bytes of argument strings in the new image (NULs
 				included), even when not all were captured */
 };
 
+/*
+ * tnfctl_event_exec_get - argv, cwd and errno of the last event
+ * tnfctl_continue() returned on @hndl, if it was EXEC or EXEC_FAILED (Linux
+ * extension).  @info: caller-owned, @info->sz set (struct above); its
+ * pointers are owned by @hndl, valid until the next tnfctl_continue() or
+ * tnfctl_close() on it.  Read from the stopped target's /proc files, so exact.
+ * Errors: BADARG (NULL, @info->sz smaller than up to @argv, or the last event
+ * was not an exec), ALLOCFAIL (out of memory when the event was taken).
+ */
 tnfctl_errcode_t tnfctl_event_exec_get(tnfctl_handle_t *hndl, struct tnfctl_exec_info *info);
 
 /*
@@ -667,7 +688,8 @@ typedef struct tnfctl_watch tnfctl_watch_t;
 
 typedef enum {
 	TNFCTL_WATCH_FORK = 1, /* @pid created process @child_pid (fork, vfork, clone) */
-	TNFCTL_WATCH_EXEC,     /* @pid exec'd @path (argv[0] @argv0), from thread @tid */
+	TNFCTL_WATCH_EXEC,     /* @pid exec'd @path (argv[0] @argv0), from thread @tid;
+				  every argument and the cwd: tnfctl_watch_event_exec() */
 	TNFCTL_WATCH_EXIT,     /* @pid ended: @exit_status, or @term_signal */
 	TNFCTL_WATCH_DLOPEN,   /* a dlopen(@path) of @pid succeeded */
 	TNFCTL_WATCH_DLCLOSE,  /* a dlclose() of @path in @pid succeeded */
@@ -689,10 +711,10 @@ typedef struct tnfctl_watch_event {
 	int core_dumped;    /* EXIT: 1 if it dumped core */
 	uint64_t lost;	    /* LOST: records the ring buffer had no room for, since the last LOST */
 	uint64_t untracked; /* LOST: children not watched (tracked map full), since the last */
-	char path[4096];    /* EXEC: filename given to execve; DLOPEN: the name given to
+	char path[4096];    /* EXEC, EXEC_FAILED: filename given to execve; DLOPEN: the name given to
 			       dlopen; DLCLOSE: the object's name; "" otherwise (at most 255
 			       bytes are captured) */
-	char argv0[256];    /* EXEC: argv[0] of the new image (at most 127 bytes) */
+	char argv0[256];    /* EXEC, EXEC_FAILED: argv[0] (at most 255 bytes) */
 } tnfctl_watch_event_t;
 
 /*
@@ -759,7 +781,11 @@ void tnfctl_watch_close(tnfctl_watch_t *w);
 /*
  * tnfctl_watch_event_exec - argv, cwd and errno of the EXEC or EXEC_FAILED
  * event tnfctl_watch_next() returned last on @w (struct above; pointers owned
- * by @w, valid until the next tnfctl_watch_next() or close).
+ * by @w, valid until the next tnfctl_watch_next() or close).  Captured in the
+ * kernel at the exec (argv from the new image's stack; the cwd from its
+ * dentries, relative to the process's root).  EXEC_FAILED needs fexit
+ * programs on the execve syscalls (x86_64); without them no EXEC_FAILED
+ * event is reported.
  * Errors: BADARG (NULL, @info->sz too small, last event not an exec).
  */
 tnfctl_errcode_t tnfctl_watch_event_exec(tnfctl_watch_t *w, struct tnfctl_exec_info *info);

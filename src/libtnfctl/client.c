@@ -328,6 +328,7 @@ void tnf_client_free_handle(struct tnfctl_handle *h)
 
 	fd_close(h->sock);
 	pthread_mutex_destroy(&h->lock);
+	tnf_exec_data_free(&h->exec);
 	free(h);
 	if (a)
 		agent_put(a);

@@ -55,6 +55,12 @@ static void record_event(struct tnfctl_handle *h, const struct tnf_rep *rep)
 	e->term_signal = rep->term_signal;
 	memcpy(e->path, rep->path, sizeof(e->path));
 	e->path[sizeof(e->path) - 1] = '\0';
+	tnf_exec_data_free(&h->exec);
+	/* The target is stopped (before the new image runs, or at the failed call's return). */
+	if (rep->event == TNFCTL_EVENT_EXEC || rep->event == TNFCTL_EVENT_EXEC_FAILED)
+		tnf_exec_data_capture(&h->exec, e->pid, rep->tid, e->path,
+				      rep->event == TNFCTL_EVENT_EXEC ? 0 : rep->uargv,
+				      rep->event == TNFCTL_EVENT_EXEC ? 0 : rep->exec_errno);
 }
 
 TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt,
@@ -142,6 +148,30 @@ out_sv:
 out:
 	pthread_mutex_unlock(&h->lock);
 	return err;
+}
+
+TNF_API tnfctl_errcode_t tnfctl_event_exec_get(tnfctl_handle_t *h, struct tnfctl_exec_info *info)
+{
+	tnfctl_errcode_t err;
+
+	if (!h || !info)
+		return TNFCTL_ERR_BADARG;
+	pthread_mutex_lock(&h->lock);
+	err = tnf_exec_data_get(&h->exec, info);
+	pthread_mutex_unlock(&h->lock);
+	return err;
+}
+
+tnfctl_errcode_t tnf_handle_set_flags(struct tnfctl_handle *h, unsigned int flags)
+{
+	struct tnf_req req = {.op = TNF_OP_SET_FLAGS, .arg = flags};
+	struct tnf_rep rep;
+	tnfctl_errcode_t err;
+
+	pthread_mutex_lock(&h->lock);
+	err = tnf_client_call(h, &req, -1, &rep);
+	pthread_mutex_unlock(&h->lock);
+	return err ? err : (tnfctl_errcode_t)rep.err;
 }
 
 TNF_API tnfctl_errcode_t tnfctl_event_info_get(tnfctl_handle_t *h, tnfctl_event_info_t *info)

@@ -89,6 +89,7 @@ int tnf_events_load(bool use_kfunc)
 		err = -errno;
 		goto fail;
 	}
+
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, NULL, NULL);
 	if (!rb) {
 		err = -errno;
@@ -109,6 +110,20 @@ fail:
 	tnfctl_bpf__destroy(skel);
 	skel = NULL;
 	return err ? err : -EINVAL;
+}
+
+/*
+ * Failed execs: the sys_exit tracepoint runs at every syscall's return of
+ * the whole system, so it is attached only once a handle asks for them.
+ */
+int tnf_events_want_exec_failed(void)
+{
+	if (!skel)
+		return -EINVAL;
+	if (!skel->links.on_sys_exit && !(skel->links.on_sys_exit =
+						  bpf_program__attach(skel->progs.on_sys_exit)))
+		return -errno;
+	return 0;
 }
 
 int tnf_events_epoll_fd(void)

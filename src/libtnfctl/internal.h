@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <tnf/tnfctl.h>
+#include "exec_info.h"
 #include "proto.h"
 
 #define TNF_API __attribute__((visibility("default")))
@@ -79,9 +80,13 @@ struct tnfctl_handle {
 	enum tnf_hstate state;
 	bool have_event;
 	tnfctl_event_info_t last;
+	struct tnf_exec_data exec; /* of the last event, if EXEC or EXEC_FAILED */
 	tnfctl_trace_attrs_t attrs;
 	struct tnf_probes pr;
 };
+
+/* continue.c: the handle's TNFCTL_OPEN_* flags, told to the helper */
+tnfctl_errcode_t tnf_handle_set_flags(struct tnfctl_handle *h, unsigned int flags);
 
 /* client.c: the tracer helper process and handle sockets */
 tnfctl_errcode_t tnf_client_new_handle(struct tnfctl_handle **hp);

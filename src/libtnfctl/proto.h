@@ -20,6 +20,7 @@ enum tnf_op {
 	TNF_OP_CLOSE,	       /* release the target (arg = tnfctl_targ_op_t) */
 	TNF_OP_LOST,	       /* just report the lost-record count */
 	TNF_OP_QUIT,	       /* main socket: last handle closed, exit (not a controller death) */
+	TNF_OP_SET_FLAGS,      /* arg = the handle's TNFCTL_OPEN_* flags (EXEC_FAILED) */
 };
 
 struct tnf_req {
@@ -47,6 +48,9 @@ struct tnf_rep {
 	uint64_t time_ns;
 	uint64_t lost;
 	char path[4096];
+	int32_t exec_errno; /* EXEC_FAILED */
+	int32_t pad;
+	uint64_t uargv; /* EXEC_FAILED: the argv passed, in the target */
 };
 
 /* ipc.c */

@@ -356,6 +356,7 @@ static void on_fork_rec(struct target *t, const struct tnf_rec *r)
 		if (c) {
 			c->phase = PH_CHILD;
 			c->parent = t;
+			c->open_flags = t->open_flags;
 			c->r_state_addr = t->r_state_addr;
 			cth = thr_add(c, r->child);
 			if (cth && !(t->bpf_flags & TNF_F_PTRACE_FORK)) {
@@ -415,6 +416,7 @@ static void on_record(const struct tnf_rec *r)
 	case TNF_REC_DLOPEN:
 	case TNF_REC_DLCLOSE:
 	case TNF_REC_SYNC:
+	case TNF_REC_EXEC_FAILED:
 		th = thr_find(t, r->tid);
 		if (th && (r->flags & TNF_RF_STOPPED))
 			th->expect_sigstop++;
@@ -836,6 +838,11 @@ static void report(struct target *t)
 		case TNF_REC_EXEC:
 			rep.event = TNFCTL_EVENT_EXEC;
 			break;
+		case TNF_REC_EXEC_FAILED:
+			rep.event = TNFCTL_EVENT_EXEC_FAILED;
+			rep.exec_errno = e->rec.exit_code;
+			rep.uargv = e->rec.uargv;
+			break;
 		case TNF_REC_DLOPEN:
 			rep.event = TNFCTL_EVENT_DLOPEN;
 			/* A dlopen from inside libc: name the object it added. */
@@ -881,6 +888,8 @@ static void op_continue(struct target *t, bool want_child, int child_sock)
 		flags = TNF_F_ARMED | (want_child ? TNF_F_FOLLOW : 0);
 		if (ptrace_fork && want_child)
 			flags |= TNF_F_PTRACE_FORK;
+		if (t->open_flags & TNFCTL_OPEN_EXEC_FAILED)
+			flags |= TNF_F_EXEC_FAILED;
 		t->bpf_flags = flags;
 		tnf_events_track(t->tgid, flags, t->r_state_addr);
 		for (th = t->thrs; th; th = th->next)
@@ -1116,6 +1125,12 @@ static void on_handle_sock(int sock)
 		break;
 	case TNF_OP_CLOSE:
 		op_close(t, req.arg);
+		break;
+	case TNF_OP_SET_FLAGS:
+		t->open_flags = req.arg;
+		reply_err(sock, (req.arg & TNFCTL_OPEN_EXEC_FAILED) && tnf_events_want_exec_failed()
+					? TNFCTL_ERR_INTERNAL
+					: TNFCTL_ERR_NONE);
 		break;
 	default:
 		reply_err(sock, TNFCTL_ERR_BADARG);

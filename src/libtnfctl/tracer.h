@@ -76,12 +76,14 @@ struct target {
 	struct target *parent; /* PH_CHILD: whose FORK it belongs to */
 	uint64_t r_state_addr;
 	unsigned int bpf_flags;
+	unsigned int open_flags; /* TNFCTL_OPEN_* of its handle (a fork child: the parent's) */
 	unsigned int visit_gen;
 };
 
 /* events.c */
 int tnf_events_load(bool use_kfunc);
 int tnf_events_epoll_fd(void);
+int tnf_events_want_exec_failed(void);
 int tnf_events_poll(void (*cb)(const struct tnf_rec *));
 int tnf_events_poll_reserved(void (*cb)(const struct tnf_rec *));
 uint64_t tnf_events_lost(void);

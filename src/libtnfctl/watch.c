@@ -5,6 +5,7 @@
  * out one by one.  Nothing here stops or signals a process.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "internal.h"
+#include "exec_info.h"
 #include "kfeatures.h"
 #include "watch.h"
 #include "watch.skel.h"
@@ -227,7 +229,58 @@ static void copy_str(char *dst, size_t size, const char *src, size_t srcmax)
 	dst[n] = '\0';
 }
 
-static void to_event(const struct tnf_wrec *r, uint32_t len, tnfctl_watch_event_t *ev)
+_Static_assert(TNF_EXEC_ARGV_MAX == TNFCTL_EXEC_ARGV_MAX, "one argv bound");
+_Static_assert(TNF_WX_ARGV_TRUNC == TNFCTL_EXEC_ARGV_TRUNCATED &&
+		       TNF_WX_CWD_TRUNC == TNFCTL_EXEC_CWD_TRUNCATED,
+	       "record flags are the API's");
+
+/* The cwd from its components, leaf first and NUL-terminated: "/a/b". */
+static void cwd_of(const char *comp, size_t len, char *out, size_t size)
+{
+	size_t n = 0, i = len, start, l;
+
+	while (i > 0) {
+		start = i - 1; /* at the NUL ending the previous (outer) component */
+		while (start > 0 && comp[start - 1] != '\0')
+			start--;
+		l = i - 1 - start;
+		if (n + l + 2 > size)
+			break;
+		out[n++] = '/';
+		memcpy(out + n, comp + start, l);
+		n += l;
+		i = start;
+	}
+	if (!n)
+		out[n++] = '/';
+	out[n] = '\0';
+}
+
+/* EXEC, EXEC_FAILED: the event's fields and the watch's exec details. */
+static void exec_event(struct tnfctl_watch *w, const struct tnf_wrec_exec *x, uint32_t len,
+		       tnfctl_watch_event_t *ev)
+{
+	const char *data = (const char *)(x + 1), *path = "", *args = "";
+	size_t plen = 0, clen = 0, alen = 0;
+	char cwd[PATH_MAX];
+
+	if (len >= sizeof(*x) && sizeof(*x) + x->path_len + x->cwd_len + x->argv_len <= len) {
+		plen = x->path_len;
+		clen = x->cwd_len;
+		alen = x->argv_len;
+		path = data;
+		args = data + plen + clen;
+	}
+	copy_str(ev->path, sizeof(ev->path), path, plen);
+	copy_str(ev->argv0, sizeof(ev->argv0), args, alen);
+	cwd_of(data + plen, clen, cwd, sizeof(cwd));
+	if (tnf_exec_data_set(&w->exec, ev->path, cwd, args, alen, x->argv_bytes, x->flags,
+			      x->h.kind == TNF_WREC_EXEC_FAILED ? x->h.exit_code : 0))
+		w->exec.valid = false;
+}
+
+static void to_event(struct tnfctl_watch *w, const struct tnf_wrec *r, uint32_t len,
+		     tnfctl_watch_event_t *ev)
 {
 	const struct tnf_wrec_str *s = (const void *)r;
 	const struct pseudo *p = (const void *)r;
@@ -243,6 +296,7 @@ static void to_event(const struct tnf_wrec *r, uint32_t len, tnfctl_watch_event_
 	ev->core_dumped = 0;
 	ev->lost = ev->untracked = 0;
 	ev->path[0] = ev->argv0[0] = '\0';
+	w->exec.valid = false;
 	switch (r->kind) {
 	case TNF_WREC_FORK:
 		ev->kind = TNFCTL_WATCH_FORK;
@@ -255,11 +309,13 @@ static void to_event(const struct tnf_wrec *r, uint32_t len, tnfctl_watch_event_
 		ev->exit_status = ev->term_signal ? -1 : (r->exit_code >> 8) & 0xff;
 		break;
 	case TNF_WREC_EXEC:
+	case TNF_WREC_EXEC_FAILED:
+		ev->kind = r->kind == TNF_WREC_EXEC ? TNFCTL_WATCH_EXEC : TNFCTL_WATCH_EXEC_FAILED;
+		exec_event(w, (const void *)r, len, ev);
+		break;
 	case TNF_WREC_DLOPEN:
 	case TNF_WREC_DLCLOSE:
-		ev->kind = r->kind == TNF_WREC_EXEC	? TNFCTL_WATCH_EXEC
-			   : r->kind == TNF_WREC_DLOPEN ? TNFCTL_WATCH_DLOPEN
-							: TNFCTL_WATCH_DLCLOSE;
+		ev->kind = r->kind == TNF_WREC_DLOPEN ? TNFCTL_WATCH_DLOPEN : TNFCTL_WATCH_DLCLOSE;
 		if (len >= sizeof(*s)) {
 			copy_str(ev->path, sizeof(ev->path), s->path, sizeof(s->path));
 			copy_str(ev->argv0, sizeof(ev->argv0), s->arg0, sizeof(s->arg0));
@@ -286,7 +342,7 @@ static bool q_pop(struct tnfctl_watch *w, tnfctl_watch_event_t *ev)
 		return false;
 	memcpy(&len, w->q + w->qhead, sizeof(len));
 	r = (const void *)(w->q + w->qhead + 8);
-	to_event(r, len, ev);
+	to_event(w, r, len, ev);
 	if (r->kind != PSEUDO_END)
 		w->qhead += 8 + ((len + 7) & ~7u);
 	return true;
@@ -368,7 +424,15 @@ TNF_API void tnfctl_watch_close(tnfctl_watch_t *w)
 	if (w->tfd >= 0)
 		close(w->tfd);
 	free(w->q);
+	tnf_exec_data_free(&w->exec);
 	free(w);
+}
+
+TNF_API tnfctl_errcode_t tnfctl_watch_event_exec(tnfctl_watch_t *w, struct tnfctl_exec_info *info)
+{
+	if (!w)
+		return TNFCTL_ERR_BADARG;
+	return tnf_exec_data_get(&w->exec, info);
 }
 
 /* Add @pid (a child of the tracked @ppid, or the root if 0) in the kernel. */
@@ -401,6 +465,9 @@ static int load(struct tnfctl_watch *w)
 		s->rodata->untrack_secure = !tnf_watch_caller_may_trace_all();
 		s->rodata->delay_ns = w->delay_ns;
 		s->rodata->wake_bytes = ring / 4;
+		/* A record must fit in the ring with room to spare. */
+		s->rodata->argv_max = ring / 8 < TNF_EXEC_ARGV_MAX ? ring / 8 : TNF_EXEC_ARGV_MAX;
+
 		w->legacy_exit = !tnf_kfeatures()->exit_group_dead;
 		tnf_uprobe_prepare(s->progs.on_dlopen);
 		tnf_uprobe_prepare(s->progs.on_dlopen_ret);
@@ -409,6 +476,8 @@ static int load(struct tnfctl_watch *w)
 		bpf_program__set_autoload(w->legacy_exit ? s->progs.on_exit : s->progs.on_exit_live,
 					  false);
 		err = bpf_map__set_max_entries(s->maps.events, ring);
+		err = err ?: bpf_map__set_max_entries(s->maps.exec_scratch,
+						      libbpf_num_possible_cpus());
 		err = err ?: tnfctl_watch_bpf__load(s);
 	}
 	libbpf_set_print(old);
@@ -431,6 +500,8 @@ static int attach_tracepoints(struct tnfctl_watch *w)
 		s->links.on_exit_live = l;
 	else
 		s->links.on_exit = l;
+	if (!(s->links.on_sys_exit = bpf_program__attach(s->progs.on_sys_exit)))
+		return -errno;
 	return 0;
 }
 

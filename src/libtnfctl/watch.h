@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <tnf/tnfctl.h>
+#include "exec_info.h"
 #include "watch_events.h"
 
 struct tnfctl_watch_bpf;
@@ -44,6 +45,7 @@ struct tnfctl_watch {
 	pid_t recent_exit[16]; /* legacy_exit only */
 	unsigned int nrecent;
 	bool ended; /* every process of the tree has ended and its records are drained */
+	struct tnf_exec_data exec; /* of the last event returned, if an exec */
 };
 
 /* watch.c */
