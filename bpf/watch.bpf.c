@@ -347,7 +347,8 @@ static long argv_step(u64 i, struct argv_walk *w)
 	struct tnf_wexec_buf *b;
 	const char *const *argv = w->argv;
 	const char *arg;
-	long n;
+	long n, size;
+	char c;
 
 	if (bpf_probe_read_user(&arg, sizeof(arg), &argv[i])) {
 		w->trunc = true;
@@ -362,10 +363,17 @@ static long argv_step(u64 i, struct argv_walk *w)
 		w->trunc = true;
 		return 1;
 	}
+	size = ((argv_max - a - 1) & (TNF_EXEC_ARGV_MAX - 1)) + 1;
 	n = bpf_probe_read_user_str(b->data + (w->off & TNF_EXEC_ARGV_OFF_MASK) +
 					    (a & (TNF_EXEC_ARGV_MAX - 1)),
-				    (argv_max - a) & (TNF_EXEC_ARGV_MAX - 1), arg);
+				    size, arg);
 	if (n <= 0) {
+		w->trunc = true;
+		return 1;
+	}
+	/* Filled to the bound: cut unless the string really ends there. */
+	if (n == size && (bpf_probe_read_user(&c, 1, arg + n - 1) || c != '\0')) {
+		w->a = a + n;
 		w->trunc = true;
 		return 1;
 	}
@@ -396,7 +404,7 @@ static __always_inline int exec_failed(long ret, const char *file, const char *c
 	w.off = off;
 	if (argv)
 		bpf_loop(TNF_EXEC_ARGC_MAX, argv_step, &w, 0);
-	if (argv && !w.complete)
+	if (argv && (!w.complete || w.trunc))
 		b->r.flags |= TNF_WX_ARGV_TRUNC;
 	b->r.argv_len = b->r.argv_bytes = w.a;
 	exec_output(b, sizeof(b->r) + (off & TNF_EXEC_ARGV_OFF_MASK) +
