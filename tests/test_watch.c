@@ -1014,9 +1014,10 @@ static void test_follow_no_stop(void **state)
 		if (sscanf(line, "%lf %d %15s %511[^\n]", &ms, &p, ev, rest) < 3)
 			fail_msg("bad line \"%s\"", line);
 		forks += !strcmp(ev, "FORK") && !strncmp(rest, "child ", 6);
-		execs += !strcmp(ev, "EXEC") && !strcmp(rest, "/bin/true");
+		/* "PATH: ARGV", the arguments as sh words */
+		execs += !strcmp(ev, "EXEC") && !strcmp(rest, "/bin/true: /bin/true");
 		exits += !strcmp(ev, "EXIT") && !strncmp(rest, "status ", 7);
-		if (!strcmp(ev, "EXEC") && strcmp(rest, "/bin/true"))
+		if (!strcmp(ev, "EXEC") && strcmp(rest, "/bin/true: /bin/true"))
 			fail_msg("unexpected EXEC line \"%s\" (the root's own exec is not printed)",
 				 line);
 	}

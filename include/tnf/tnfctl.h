@@ -568,6 +568,9 @@ uint64_t tnfctl_events_lost(void);
  *  TNFCTL_OPEN_EXEC_FAILED also return TNFCTL_EVENT_EXEC_FAILED for an execve
  *                          that failed (the target is stopped at the return of
  *                          the call; tnfctl_event_exec_get() gives the errno).
+ *                          Caught at the raw sys_exit tracepoint, attached at
+ *                          the first such open: every syscall of the machine
+ *                          then runs one BPF program at its return.
  *                          Without it a failed execve is not an event, as on
  *                          Solaris.
  */
@@ -663,8 +666,11 @@ tnfctl_errcode_t tnfctl_event_exec_get(tnfctl_handle_t *hndl, struct tnfctl_exec
  *
  * Environment, read at open:
  *   TNFCTL_WATCH_RINGBUF  ring buffer size in bytes (rounded up to a power
- *                         of two, 4096 to 1 GiB; default 1 MiB, about 18000
- *                         FORK or EXIT records or 2400 EXEC records)
+ *                         of two, 4096 to 1 GiB; default 1 MiB: about 18000
+ *                         FORK or EXIT records of 56 bytes; an EXEC takes 56
+ *                         plus its path, cwd and arguments: ~100 bytes for
+ *                         /bin/true, 1-3 KiB for a build's cc1, so 10000
+ *                         short EXECs or 500 of 2 KiB)
  *   TNFCTL_WATCH_DELAY_MS the delivery bound above
  *   TNFCTL_NO_UPROBE_MULTI  non-empty: probe dlopen/dlclose with one perf
  *                         uprobe link each even where the kernel has
