@@ -539,6 +539,138 @@ static void test_dlopen_name_fresh_page(void **state)
 	}
 }
 
+/* Reads all of @path (malloc'd, NUL-terminated); *@len its size. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *fp = fopen(path, "re");
+	char *buf = NULL;
+	size_t cap = 0, n = 0, r;
+
+	assert_non_null(fp);
+	for (;;) {
+		if (n + 65536 + 1 > cap) {
+			cap = (n + 65536 + 1) * 2;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+		r = fread(buf + n, 1, cap - n - 1, fp);
+		if (!r)
+			break;
+		n += r;
+	}
+	fclose(fp);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* tnfctl-follow [@opt] -o OUT -- the workload execing @s; returns its output. */
+static char *follow_run(const char *opt, const struct spec *s)
+{
+	char out[] = "/tmp/tl_exec_follow.XXXXXX", *text;
+	char *argv[10];
+	int fd = mkstemp(out), n = 0, st;
+	char **env;
+	size_t len;
+	pid_t pid;
+
+	assert_true(fd >= 0);
+	close(fd);
+	argv[n++] = tl.follow;
+	if (opt)
+		argv[n++] = (char *)opt;
+	argv[n++] = "-o";
+	argv[n++] = out;
+	argv[n++] = "--";
+	argv[n++] = self_exe;
+	argv[n++] = "--wl";
+	argv[n++] = "exec";
+	argv[n++] = (char *)s->file;
+	argv[n] = NULL;
+	env = tl_env_build(NULL);
+	pid = tl_spawn(argv, env, -1, NULL);
+	free(env);
+	st = tl_reap(pid);
+	assert_true(WIFEXITED(st));
+	text = slurp(out, &len);
+	unlink(out);
+	return text;
+}
+
+/*
+ * The EXEC line's words (after "PATH: ", up to the root's EXIT line) given
+ * back by sh are exactly the arguments passed.
+ */
+static void check_sh_roundtrip(const char *text, const struct spec *s)
+{
+	char want_hdr[PATH_MAX + 16], res[] = "/tmp/tl_exec_sh.XXXXXX", *words, *got, *e;
+	char *argv[] = {"/bin/sh", "-c", "eval \"set -- $1\"; for a; do printf '%s\\0' \"$a\"; done",
+			"sh", NULL, NULL};
+	const char *b;
+	size_t len, off = 0;
+	int fd, st, i;
+	pid_t pid;
+
+	snprintf(want_hdr, sizeof(want_hdr), " EXEC     %s: ", s->path);
+	b = strstr(text, want_hdr);
+	if (!b)
+		fail_msg("no EXEC line of %s in:\n%.2000s", s->path, text);
+	b += strlen(want_hdr);
+	e = strstr(b, " EXIT     status 0");
+	assert_non_null(e);
+	while (e > b && e[-1] != '\n')
+		e--; /* the start of the EXIT line */
+	assert_true(e > b);
+	words = strndup(b, e - 1 - b); /* without the EXEC line's own newline */
+	assert_non_null(words);
+	argv[4] = words;
+	fd = mkstemp(res);
+	assert_true(fd >= 0);
+	pid = tl_spawn(argv, NULL, fd, NULL);
+	close(fd);
+	st = tl_reap(pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	got = slurp(res, &len);
+	unlink(res);
+	for (i = 0; i < s->argc; i++) {
+		if (off >= len || strcmp(got + off, s->argv[i]))
+			fail_msg("argument %d did not come back from sh (got \"%.40s\")", i,
+				 off < len ? got + off : "");
+		off += strlen(s->argv[i]) + 1;
+	}
+	assert_int_equal(off, len);
+	free(got);
+	free(words);
+}
+
+/* tnfctl-follow in both modes: argv as sh words that round-trip, EXECFAIL lines. */
+static void test_follow_prints_argv(void **state)
+{
+	static const char *const opts[] = {NULL, "--no-stop"};
+	char path[PATH_MAX], line[PATH_MAX + 64], *text;
+	struct spec s, f;
+	int m;
+
+	(void)state;
+	tl_require_root();
+	spec_write(&s, "/", "/bin/true", hard_argv());
+	fail_setup(0, path, &f);
+	for (m = 0; m < 2; m++) {
+		text = follow_run(opts[m], &s);
+		check_sh_roundtrip(text, &s);
+		free(text);
+		text = follow_run(opts[m], &f);
+		snprintf(line, sizeof(line), " EXECFAIL %s: ENOENT (No such file or directory)\n",
+			 path);
+		if (!strstr(text, line))
+			fail_msg("%s: no \"%s\" line in:\n%s", opts[m] ? opts[m] : "stopping mode",
+				 line, text);
+		free(text);
+	}
+	unlink(s.file);
+	unlink(f.file);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -550,6 +682,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_exec_failed_needs_flag, tl_setup, tl_teardown),
 		cmocka_unit_test_setup_teardown(test_exec_failed_watch, tl_setup, tl_teardown),
 		cmocka_unit_test_setup_teardown(test_dlopen_name_fresh_page, tl_setup, tl_teardown),
+		cmocka_unit_test_setup_teardown(test_follow_prints_argv, tl_setup, tl_teardown),
 		TL_FINAL_TEST,
 	};
 

@@ -570,7 +570,8 @@ uint64_t tnfctl_events_lost(void);
  *                          the call; tnfctl_event_exec_get() gives the errno).
  *                          Caught at the raw sys_exit tracepoint, attached at
  *                          the first such open: every syscall of the machine
- *                          then runs one BPF program at its return.
+ *                          then runs one BPF program at its return (a kernel
+ *                          without syscall tracepoints reports none).
  *                          Without it a failed execve is not an event, as on
  *                          Solaris.
  */

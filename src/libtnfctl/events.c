@@ -27,6 +27,7 @@ struct uprobe_key {
 };
 
 static struct tnfctl_bpf *skel;
+static bool have_sys_exit; /* the raw sys_exit tracepoint exists */
 static struct ring_buffer *rb;
 /* The ring's consumer and producer positions (its first two pages), read-only. */
 static const uint64_t *rb_cons = MAP_FAILED, *rb_prod = MAP_FAILED;
@@ -78,6 +79,9 @@ int tnf_events_load(bool use_kfunc)
 	tnf_uprobe_prepare(skel->progs.on_dlopen_ret);
 	tnf_uprobe_prepare(skel->progs.on_dlclose);
 	tnf_uprobe_prepare(skel->progs.on_dlclose_ret);
+	/* No syscall tracepoints in the kernel: no failed-exec events, the rest works. */
+	have_sys_exit = libbpf_find_vmlinux_btf_id("sys_exit", BPF_TRACE_RAW_TP) > 0;
+	bpf_program__set_autoload(skel->progs.on_sys_exit, have_sys_exit);
 	err = tnfctl_bpf__load(skel);
 	if (err)
 		goto fail;
@@ -120,6 +124,8 @@ int tnf_events_want_exec_failed(void)
 {
 	if (!skel)
 		return -EINVAL;
+	if (!have_sys_exit)
+		return 0;
 	if (!skel->links.on_sys_exit && !(skel->links.on_sys_exit =
 						  bpf_program__attach(skel->progs.on_sys_exit)))
 		return -errno;

@@ -475,6 +475,8 @@ static int load(struct tnfctl_watch *w)
 		tnf_uprobe_prepare(s->progs.on_dlclose_ret);
 		bpf_program__set_autoload(w->legacy_exit ? s->progs.on_exit : s->progs.on_exit_live,
 					  false);
+		w->have_sys_exit = libbpf_find_vmlinux_btf_id("sys_exit", BPF_TRACE_RAW_TP) > 0;
+		bpf_program__set_autoload(s->progs.on_sys_exit, w->have_sys_exit);
 		err = bpf_map__set_max_entries(s->maps.events, ring);
 		err = err ?: bpf_map__set_max_entries(s->maps.exec_scratch,
 						      libbpf_num_possible_cpus());
@@ -500,7 +502,7 @@ static int attach_tracepoints(struct tnfctl_watch *w)
 		s->links.on_exit_live = l;
 	else
 		s->links.on_exit = l;
-	if (!(s->links.on_sys_exit = bpf_program__attach(s->progs.on_sys_exit)))
+	if (w->have_sys_exit && !(s->links.on_sys_exit = bpf_program__attach(s->progs.on_sys_exit)))
 		return -errno;
 	return 0;
 }

@@ -46,6 +46,7 @@ struct tnfctl_watch {
 	unsigned int nrecent;
 	bool ended; /* every process of the tree has ended and its records are drained */
 	struct tnf_exec_data exec; /* of the last event returned, if an exec */
+	bool have_sys_exit;	   /* failed execs can be reported */
 };
 
 /* watch.c */
