@@ -192,8 +192,8 @@ static __always_inline int exec_failed(long ret, const char *file, u64 argv)
 	if (ret >= 0)
 		return 0;
 	st = tracked_current();
-	if (!st || (st->flags & (TNF_F_ARMED | TNF_F_EXEC_FAILED)) !=
-			   (TNF_F_ARMED | TNF_F_EXEC_FAILED))
+	if (!st ||
+	    (st->flags & (TNF_F_ARMED | TNF_F_EXEC_FAILED)) != (TNF_F_ARMED | TNF_F_EXEC_FAILED))
 		return 0;
 	r = rec_reserve(TNF_REC_EXEC_FAILED, id >> 32, (u32)id);
 	if (!r)

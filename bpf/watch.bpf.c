@@ -256,7 +256,7 @@ static __always_inline void exec_output(struct tnf_wexec_buf *b, u64 size)
 
 /* The scratch record with its header, path and cwd filled; *@off: where argv goes. */
 static __always_inline struct tnf_wexec_buf *exec_begin(u32 kind, struct task_struct *p, u32 tid,
-							 const char *path, bool user_path, u32 *off)
+							const char *path, bool user_path, u32 *off)
 {
 	u32 cpu = bpf_get_smp_processor_id(), n;
 	struct tnf_wexec_buf *b;

@@ -60,8 +60,7 @@ struct tnf_wrec_exec {
 	unsigned int argv_len;	 /* bytes of argv in data[] */
 	unsigned short path_len;
 	unsigned short cwd_len;
-	unsigned int flags; /* TNF_WX_* */
-	/* data[] follows */
+	unsigned int flags; /* TNF_WX_*; data[] follows the struct */
 };
 
 enum tnf_wx_flags {

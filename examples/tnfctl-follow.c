@@ -189,8 +189,8 @@ static void print_exec(uint64_t time_ns, pid_t pid, const char *event, const cha
 	}
 	fclose(fp);
 	pthread_mutex_lock(&out_lock);
-	fprintf(out, "%10.3f %7d %-8s %s\n", (double)(int64_t)(time_ns - start_ns) / 1e6, pid, event,
-		buf);
+	fprintf(out, "%10.3f %7d %-8s %s\n", (double)(int64_t)(time_ns - start_ns) / 1e6, pid,
+		event, buf);
 	fflush(out);
 	pthread_mutex_unlock(&out_lock);
 	free(buf);
@@ -403,8 +403,9 @@ static void print_watch_event(tnfctl_watch_t *w, const tnfctl_watch_event_t *ev)
 		break;
 	case TNFCTL_WATCH_EXEC:
 	case TNFCTL_WATCH_EXEC_FAILED:
-		print_exec(ev->time_ns, ev->pid, ev->kind == TNFCTL_WATCH_EXEC ? "EXEC" : "EXECFAIL",
-			   ev->path, tnfctl_watch_event_exec(w, &x) == TNFCTL_ERR_NONE ? &x : NULL);
+		print_exec(ev->time_ns, ev->pid,
+			   ev->kind == TNFCTL_WATCH_EXEC ? "EXEC" : "EXECFAIL", ev->path,
+			   tnfctl_watch_event_exec(w, &x) == TNFCTL_ERR_NONE ? &x : NULL);
 		break;
 	case TNFCTL_WATCH_DLOPEN:
 		print_line(ev->time_ns, ev->pid, "DLOPEN", ev->path, 0, 0);

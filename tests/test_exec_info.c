@@ -182,8 +182,7 @@ static void watch_start(struct wrun *r, const struct spec *s)
 {
 	char *argv[] = {self_exe, "--wl", "exec", (char *)s->file, NULL};
 
-	tl_assert_err(tnfctl_watch_exec(self_exe, argv, NULL, 0, &r->w, &r->pid),
-		      TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_watch_exec(self_exe, argv, NULL, 0, &r->w, &r->pid), TNFCTL_ERR_NONE);
 	tl_track_pid(r->pid);
 }
 
@@ -604,8 +603,9 @@ static char *follow_run(const char *opt, const struct spec *s)
 static void check_sh_roundtrip(const char *text, const struct spec *s)
 {
 	char want_hdr[PATH_MAX + 16], res[] = "/tmp/tl_exec_sh.XXXXXX", *words, *got, *e;
-	char *argv[] = {"/bin/sh", "-c", "eval \"set -- $1\"; for a; do printf '%s\\0' \"$a\"; done",
-			"sh", NULL, NULL};
+	char *argv[] = {
+		"/bin/sh", "-c", "eval \"set -- $1\"; for a; do printf '%s\\0' \"$a\"; done",
+		"sh",	   NULL, NULL};
 	const char *b;
 	size_t len, off = 0;
 	int fd, st, i;

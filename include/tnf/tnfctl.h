@@ -718,10 +718,10 @@ typedef struct tnfctl_watch_event {
 	int core_dumped;    /* EXIT: 1 if it dumped core */
 	uint64_t lost;	    /* LOST: records the ring buffer had no room for, since the last LOST */
 	uint64_t untracked; /* LOST: children not watched (tracked map full), since the last */
-	char path[4096];    /* EXEC, EXEC_FAILED: filename given to execve; DLOPEN: the name given to
-			       dlopen; DLCLOSE: the object's name; "" otherwise (at most 255
-			       bytes are captured) */
-	char argv0[256];    /* EXEC, EXEC_FAILED: argv[0] (at most 255 bytes) */
+	char path[4096]; /* EXEC, EXEC_FAILED: filename given to execve; DLOPEN: the name given to
+			    dlopen; DLCLOSE: the object's name; "" otherwise (at most 255
+			    bytes are captured) */
+	char argv0[256]; /* EXEC, EXEC_FAILED: argv[0] (at most 255 bytes) */
 } tnfctl_watch_event_t;
 
 /*

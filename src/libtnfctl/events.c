@@ -126,8 +126,8 @@ int tnf_events_want_exec_failed(void)
 		return -EINVAL;
 	if (!have_sys_exit)
 		return 0;
-	if (!skel->links.on_sys_exit && !(skel->links.on_sys_exit =
-						  bpf_program__attach(skel->progs.on_sys_exit)))
+	if (!skel->links.on_sys_exit &&
+	    !(skel->links.on_sys_exit = bpf_program__attach(skel->progs.on_sys_exit)))
 		return -errno;
 	return 0;
 }

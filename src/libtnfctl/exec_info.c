@@ -14,9 +14,8 @@
 #include "internal.h"
 #include "exec_info.h"
 
-int tnf_exec_data_set(struct tnf_exec_data *d, const char *path, const char *cwd,
-		      const char *args, size_t alen, size_t argv_bytes, unsigned int flags,
-		      int error)
+int tnf_exec_data_set(struct tnf_exec_data *d, const char *path, const char *cwd, const char *args,
+		      size_t alen, size_t argv_bytes, unsigned int flags, int error)
 {
 	size_t plen = strlen(path) + 1, clen = strlen(cwd) + 1, n = 0, i;
 	char *p, *s;
@@ -117,7 +116,8 @@ static size_t read_file(const char *path, char *buf, size_t size)
 
 	if (fd < 0)
 		return 0;
-	while (got < size && ((n = read(fd, buf + got, size - got)) > 0 || (n < 0 && errno == EINTR)))
+	while (got < size &&
+	       ((n = read(fd, buf + got, size - got)) > 0 || (n < 0 && errno == EINTR)))
 		if (n > 0)
 			got += n;
 	close(fd);

@@ -29,9 +29,8 @@ struct tnf_exec_data {
  * last one without its NUL is cut there and gets one).  Returns 0 or -ENOMEM
  * (then @d is left invalid).
  */
-int tnf_exec_data_set(struct tnf_exec_data *d, const char *path, const char *cwd,
-		      const char *args, size_t alen, size_t argv_bytes, unsigned int flags,
-		      int error);
+int tnf_exec_data_set(struct tnf_exec_data *d, const char *path, const char *cwd, const char *args,
+		      size_t alen, size_t argv_bytes, unsigned int flags, int error);
 void tnf_exec_data_free(struct tnf_exec_data *d);
 tnfctl_errcode_t tnf_exec_data_get(const struct tnf_exec_data *d, struct tnfctl_exec_info *info);
 

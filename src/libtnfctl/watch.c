@@ -478,8 +478,9 @@ static int load(struct tnfctl_watch *w)
 		w->have_sys_exit = libbpf_find_vmlinux_btf_id("sys_exit", BPF_TRACE_RAW_TP) > 0;
 		bpf_program__set_autoload(s->progs.on_sys_exit, w->have_sys_exit);
 		err = bpf_map__set_max_entries(s->maps.events, ring);
-		err = err ?: bpf_map__set_max_entries(s->maps.exec_scratch,
-						      libbpf_num_possible_cpus());
+		err = err
+			      ?: bpf_map__set_max_entries(s->maps.exec_scratch,
+							  libbpf_num_possible_cpus());
 		err = err ?: tnfctl_watch_bpf__load(s);
 	}
 	libbpf_set_print(old);
