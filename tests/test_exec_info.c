@@ -62,8 +62,25 @@ static int wl_dl_fresh(const char *dir)
 	_exit(h ? 0 : 1);
 }
 
+/* fork_exec SPEC: a child does `exec SPEC`; the parent reaps it and exits 0. */
+static int wl_fork_exec(const char *spec)
+{
+	pid_t p = fork();
+	int st;
+
+	if (p == 0)
+		wl_exec(spec);
+	if (p < 0)
+		_exit(97);
+	while (waitpid(p, &st, 0) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
 static int workload(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[0], "fork_exec"))
+		return wl_fork_exec(argv[1]);
 	if (argc == 2 && !strcmp(argv[0], "exec"))
 		return wl_exec(argv[1]);
 	if (argc == 2 && !strcmp(argv[0], "dl_fresh"))
@@ -451,6 +468,48 @@ static void test_exec_failed_stop(void **state)
 	}
 }
 
+/* A FORK child's handle inherits TNFCTL_OPEN_EXEC_FAILED. */
+static void test_exec_failed_child_inherits(void **state)
+{
+	char *argv[] = {self_exe, "--wl", "fork_exec", NULL, NULL};
+	struct tnfctl_exec_info x = {.sz = sizeof(x)};
+	tnfctl_event_info_t info;
+	tnfctl_handle_t *h, *c;
+	char path[PATH_MAX];
+	struct spec s;
+	pid_t pid, cpid;
+
+	(void)state;
+	tl_require_root();
+	fail_setup(0, path, &s);
+	argv[3] = s.file;
+	tl_assert_err(tnfctl_exec_open_flags(self_exe, argv, NULL, NULL, NULL,
+					     TNFCTL_OPEN_EXEC_FAILED, &h),
+		      TNFCTL_ERR_NONE);
+	tl_track_handle(h);
+	pid = tl_targ_pid(h);
+	tl_track_pid(pid);
+	tl_expect_event(h, &c, TNFCTL_EVENT_FORK);
+	assert_non_null(c);
+	cpid = tl_targ_pid(c);
+	tl_expect_event(c, NULL, TNFCTL_EVENT_EXEC_FAILED);
+	tl_assert_err(tnfctl_event_exec_get(c, &x), TNFCTL_ERR_NONE);
+	assert_int_equal(x.error, ENOENT);
+	assert_string_equal(x.path, path);
+	tl_info(c, &info);
+	assert_int_equal(info.pid, cpid);
+	tl_expect_event(c, NULL, TNFCTL_EVENT_EXIT);
+	tl_info(c, &info);
+	assert_int_equal(info.exit_status, 100 + ENOENT);
+	tl_close(c, TNFCTL_TARG_DEFAULT);
+	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
+	tl_info(h, &info);
+	assert_int_equal(info.exit_status, 0);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+	tl_assert_exits(pid, "after EXIT");
+	unlink(s.file);
+}
+
 /* Without TNFCTL_OPEN_EXEC_FAILED (Solaris behaviour): no event, the next one is EXIT. */
 static void test_exec_failed_needs_flag(void **state)
 {
@@ -680,6 +739,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_exec_info_size, tl_setup, tl_teardown),
 		cmocka_unit_test_setup_teardown(test_exec_failed_stop, tl_setup, tl_teardown),
 		cmocka_unit_test_setup_teardown(test_exec_failed_needs_flag, tl_setup, tl_teardown),
+		cmocka_unit_test_setup_teardown(test_exec_failed_child_inherits, tl_setup,
+						tl_teardown),
 		cmocka_unit_test_setup_teardown(test_exec_failed_watch, tl_setup, tl_teardown),
 		cmocka_unit_test_setup_teardown(test_dlopen_name_fresh_page, tl_setup, tl_teardown),
 		cmocka_unit_test_setup_teardown(test_follow_prints_argv, tl_setup, tl_teardown),

@@ -629,8 +629,8 @@ struct tnfctl_exec_info {
  * extension).  @info: caller-owned, @info->sz set (struct above); its
  * pointers are owned by @hndl, valid until the next tnfctl_continue() or
  * tnfctl_close() on it.  Read from the stopped target's /proc files, so exact.
- * Errors: BADARG (NULL, @info->sz smaller than up to @argv, or the last event
- * was not an exec), ALLOCFAIL (out of memory when the event was taken).
+ * Errors: BADARG (NULL, @info->sz smaller than up to @argv, the last event
+ * was not an exec, or there was no memory to keep its details).
  */
 tnfctl_errcode_t tnfctl_event_exec_get(tnfctl_handle_t *hndl, struct tnfctl_exec_info *info);
 
