@@ -1175,6 +1175,8 @@ static inline const char *tl_event_name(int evt)
 		return "FORK";
 	case TNFCTL_EVENT_EXIT:
 		return "EXIT";
+	case TNFCTL_EVENT_EXEC_FAILED:
+		return "EXEC_FAILED";
 	}
 	return "(bad event)";
 }
