@@ -198,8 +198,7 @@ static tnfctl_errcode_t make_file(struct target *t, const char *exec_path)
 	else if (!t->nfiles)
 		snprintf(name, sizeof(name), "%s.%d", g_tracefile, (int)t->pid);
 	else
-		snprintf(name, sizeof(name), "%s.%d.%d", g_tracefile, (int)t->pid,
-			 t->nfiles + 1);
+		snprintf(name, sizeof(name), "%s.%d.%d", g_tracefile, (int)t->pid, t->nfiles + 1);
 	err = tnfctl_buffer_alloc(t->h, name, (uint_t)g_opt.size);
 	if (err) {
 		prex_msg("process %d: cannot create trace file %s: %s; its probes stay as they are",
@@ -509,8 +508,7 @@ void targets_check_broken(void)
 	for (i = 0; i < n; i++) {
 		tnfctl_trace_attrs_t a;
 
-		if (v[i]->state == T_DONE || v[i]->noprobes ||
-		    tnfctl_trace_attrs_get(v[i]->h, &a))
+		if (v[i]->state == T_DONE || v[i]->noprobes || tnfctl_trace_attrs_get(v[i]->h, &a))
 			continue;
 		if (a.trace_buf_state == TNFCTL_BUF_BROKEN)
 			printf("Tracing broke in process %d because of an internal error; "
