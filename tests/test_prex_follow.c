@@ -242,11 +242,11 @@ struct tree {
  * The script: three background children (two sleeps and a subshell that
  * runs a sleep), their pids written to the FIFO, then `wait`.  dash runs the
  * subshell's sleep with vfork (the subshell waits in 'D' while its child is
- * stopped before exec); with @gate it runs it in the background (fork)
- * instead, and sh first says "up" on the FIFO and waits for a line on its
- * stdin.
+ * stopped before exec, and is detached only once it returns from vfork);
+ * without @vfork it runs it in the background (fork) instead.  With @gate
+ * sh first says "up" on the FIFO and waits for a line on its stdin.
  */
-static void tree_script(struct tree *t, bool gate)
+static void tree_script(struct tree *t, bool gate, bool vfork)
 {
 	memset(t, 0, sizeof(*t));
 	t->go_w = -1;
@@ -263,7 +263,7 @@ static void tree_script(struct tree *t, bool gate)
 		 "%s%s%ssleep 1000 & a=$!; sleep 1000 & b=$!; (sleep 1000%s) & c=$!; "
 		 "echo \"$$ $a $b $c\" > %s; wait",
 		 gate ? "echo up > " : "", gate ? t->fifo : "", gate ? "; read x; " : "",
-		 gate ? " & wait" : "; :", t->fifo);
+		 vfork ? "; :" : " & wait", t->fifo);
 }
 
 /* Reads the children's pids: sh has forked them all, each fork a stop prex handled. */
@@ -384,7 +384,7 @@ static void quit_kills_all(const char *quit)
 	tl_require_root();
 	prex_paths();
 	fresh_trace(trace, sizeof(trace), "quitkill");
-	tree_script(&t, false);
+	tree_script(&t, false, true);
 	tree_start_exec(&t, trace);
 	assert_int_equal(tree_quit(&t, quit), 0);
 	for (i = 0; i < 4; i++)
@@ -417,7 +417,7 @@ static void test_quit_resume_whole_tree(void **state)
 	tl_require_root();
 	prex_paths();
 	fresh_trace(trace, sizeof(trace), "quitresume");
-	tree_script(&t, false);
+	tree_script(&t, false, false);
 	tree_start_exec(&t, trace);
 	assert_int_equal(tree_quit(&t, "quit resume\n"), 0);
 	for (i = 0; i < 4; i++)
@@ -446,7 +446,7 @@ static void test_quit_attached_tree(void **state)
 	tl_require_root();
 	prex_paths();
 	fresh_trace(trace, sizeof(trace), "quitattach");
-	tree_script(&t, true);
+	tree_script(&t, true, false);
 	tree_start_attach(&t, trace);
 	assert_int_equal(tree_quit(&t, "quit suspend\n"), 0);
 	for (i = 0; i < 4; i++)
@@ -463,7 +463,7 @@ static void test_quit_attached_tree(void **state)
 	assert_nothing_left("after the test killed the tree");
 
 	/* plain quit of an attached tree: everything runs on */
-	tree_script(&t, true);
+	tree_script(&t, true, false);
 	tree_start_attach(&t, trace);
 	assert_int_equal(tree_quit(&t, "quit\n"), 0);
 	for (i = 0; i < 4; i++)
