@@ -231,6 +231,7 @@ static void test_file_made_at_dlopen(void **state)
 struct tree {
 	struct prex *x;
 	pid_t pids[4]; /* sh, then its three background children */
+	int want;      /* pids on the script's line */
 	char fifo[256];
 	char script[1024];
 	struct rd r; /* the FIFO's reading end */
@@ -250,6 +251,7 @@ static void tree_script(struct tree *t, bool gate, bool vfork)
 {
 	memset(t, 0, sizeof(*t));
 	t->go_w = -1;
+	t->want = 4;
 	snprintf(t->fifo, sizeof(t->fifo), "%s/tree.fifo", work_dir);
 	unlink(t->fifo);
 	assert_int_equal(mkfifo(t->fifo, 0600), 0);
@@ -273,7 +275,7 @@ static void tree_read_pids(struct tree *t)
 
 	if (!l)
 		fail_msg("the script did not report its children");
-	if (sscanf(l, "%d %d %d %d", &t->pids[0], &t->pids[1], &t->pids[2], &t->pids[3]) != 4)
+	if (sscanf(l, "%d %d %d %d", &t->pids[0], &t->pids[1], &t->pids[2], &t->pids[3]) != t->want)
 		fail_msg("bad line from the script: \"%s\"", l);
 }
 
@@ -406,6 +408,36 @@ static void test_quit_kill_kills_whole_tree(void **state)
 	quit_kills_all("quit kill\n");
 }
 
+/*
+ * A program without the probe runtime (env -i drops LD_PRELOAD): prex cannot
+ * attach to it with its probes after the exec, and follows it without them
+ * or lets it go.  Either way, quit kills it with the rest of the tree.
+ */
+static void test_quit_kills_image_without_runtime(void **state)
+{
+	static struct tree t;
+	char trace[PATH_MAX];
+
+	(void)state;
+	tl_require_root();
+	prex_paths();
+	fresh_trace(trace, sizeof(trace), "quitnort");
+	tree_script(&t, false, false);
+	snprintf(t.script, sizeof(t.script),
+		 "env -i /bin/sleep 1000 & a=$!; echo \"$$ $a\" > %s; wait", t.fifo);
+	t.want = 2;
+	tree_start_exec(&t, trace);
+	rd_until(&t.x->err, "exec'd /bin/sleep");
+	kill(t.x->pid, SIGINT);
+	rd_until(&t.x->out, "stopped");
+	writes(t.x->in_w, "quit\n");
+	assert_int_equal(prex_wait(t.x), 0);
+	tl_assert_exits(t.pids[0], "sh after quit");
+	tl_assert_exits(t.pids[1], "the sleep without libtnfprobe after quit");
+	assert_nothing_left("after quit");
+	tree_end(&t);
+}
+
 /* quit resume: every process runs on, untraced and not stopped; then we kill them. */
 static void test_quit_resume_whole_tree(void **state)
 {
@@ -482,6 +514,7 @@ int main(void)
 		TL_TEST(test_file_made_at_dlopen),
 		TL_TEST(test_quit_kills_whole_tree),
 		TL_TEST(test_quit_kill_kills_whole_tree),
+		TL_TEST(test_quit_kills_image_without_runtime),
 		TL_TEST(test_quit_resume_whole_tree),
 		TL_TEST(test_quit_attached_tree),
 		TL_FINAL_TEST,

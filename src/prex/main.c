@@ -218,6 +218,12 @@ static tnfctl_errcode_t set_tracefile(tnfctl_handle_t *h, pid_t pid)
 			 snprintf(g_tracefile, sizeof(g_tracefile), "%s/%s", cwd, name) >=
 				 (int)sizeof(g_tracefile))
 			return TNFCTL_ERR_BADARG;
+		/* say now, not at the first enable, that the files cannot be made */
+		snprintf(cwd, sizeof(cwd), "%s", g_tracefile);
+		*strrchr(cwd, '/') = '\0';
+		if (access(cwd[0] ? cwd : "/", W_OK | X_OK))
+			return errno == ENOENT || errno == ENOTDIR ? TNFCTL_ERR_FILENOTFOUND
+								   : TNFCTL_ERR_ACCES;
 		return TNFCTL_ERR_NONE;
 	}
 	err = tnfctl_buffer_alloc(h, name, (uint_t)g_opt.size);
