@@ -6,7 +6,9 @@
  *
  *   main.c     options, start-up, the prompt/run cycle, quit
  *   target.c   the controlled processes: one thread per handle, the run
- *              loop, SIGINT, following forks and execs (-f)
+ *              loop, SIGINT, following forks and execs (-f), trace files
+ *              made on demand (-f), quit
+ *   image.c    -f: does a new image lack the probe runtime (static, no preload)?
  *   source.c   the input stack (stdin, .prexrc files, `source`), prompt,
  *              error messages naming the source and line
  *   edit.c     line editing, history and completion (libedit) on a tty
@@ -218,6 +220,10 @@ void list_values(struct exprlist *speclist);
 void help_general(void);
 void help_on(const char *word);
 extern const char *const help_topics[];
+
+/* ---- image.c ---- */
+/* A process stopped at its exec will not load libtnfprobe.so.1 (static: @is_static). */
+bool image_lacks_runtime(pid_t pid, bool *is_static);
 
 /* ---- target.c ---- */
 struct target;

@@ -289,6 +289,7 @@ static bool reattach(struct target *t, const char *path)
 	tnfctl_handle_t *h;
 	pid_t pid = t->pid;
 	int files = t->nfiles;
+	bool is_static;
 
 	if (!t->noprobes && tnfctl_trace_attrs_get(t->h, &a) == TNFCTL_ERR_NONE)
 		pid = a.targ_pid;
@@ -296,15 +297,25 @@ static bool reattach(struct target *t, const char *path)
 	t->h = NULL;
 	t->first_image = false;
 	t->noprobes = false;
+	/* no probe runtime (static, env -i): follow it without probes */
+	if (image_lacks_runtime(pid, &is_static) &&
+	    !tnfctl_pid_open_flags(pid, TNFCTL_OPEN_NOPROBES, &h)) {
+		t->h = h;
+		t->pid = pid;
+		t->noprobes = true;
+		prex_msg("process %d exec'd %s (%s; followed without probes)", (int)pid, path,
+			 is_static ? "static" : "no libtnfprobe.so.1");
+		return true;
+	}
 	err = tnfctl_pid_open(pid, &h);
 	if (err == TNFCTL_ERR_NOLIBTNFPROBE || err == TNFCTL_ERR_NOTDYNAMIC) {
-		/* no probe runtime (static, env -i): follow it without probes */
-		if (tnfctl_pid_open_flags(pid, TNFCTL_OPEN_NOPROBES, &h) == TNFCTL_ERR_NONE) {
+		/* it runs on now: follow it from here, without probes */
+		if (!tnfctl_pid_open_flags(pid, TNFCTL_OPEN_NOPROBES, &h)) {
 			t->h = h;
 			t->pid = pid;
 			t->noprobes = true;
-			prex_msg("process %d exec'd %s (no probes: %s)", (int)pid, path,
-				 tnfctl_strerror(err));
+			prex_msg("process %d exec'd %s (%s; followed without probes)", (int)pid,
+				 path, tnfctl_strerror(err));
 			return true;
 		}
 	}
