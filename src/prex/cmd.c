@@ -25,7 +25,7 @@ static tnfctl_errcode_t apply_op(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd
 
 static void apply_target(tnfctl_handle_t *h, pid_t pid, const char *tracefile, void *cd)
 {
-	tnfctl_errcode_t err = tnfctl_probe_apply(h, apply_op, cd);
+	tnfctl_errcode_t err = target_probe_apply(h, apply_op, cd);
 
 	(void)tracefile;
 	if (err) {

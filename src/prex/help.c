@@ -52,7 +52,8 @@ static const struct help commands[] = {
 	{"quit", "quit [kill | resume | suspend]\n"
 		 "\tLeave prex.  Plain quit kills a target prex started and resumes\n"
 		 "\tone it attached to; kill, resume and suspend choose.  suspend\n"
-		 "\tleaves it stopped, for another controller to attach to.\n"},
+		 "\tleaves it stopped, for another controller to attach to.  With\n"
+		 "\tprex -f the action applies to every process prex follows.\n"},
 	{"source", "source 'file' | file\n"
 		   "\tRead commands from the file, then come back.  Files can nest.\n"},
 	{"trace", "trace $set | selectors\n"
@@ -105,17 +106,19 @@ static const struct help topics[] = {
 		      "   its parent's trace file, keeps the probe settings it inherited, and\n"
 		      "   the whole history is replayed on probes of objects it loads later;\n"
 		      " - after an exec the process is re-attached (closed with suspend, then\n"
-		      "   attached again), its new image gets a new trace file named\n"
-		      "   <trace file>.<pid> (<trace file>.<pid>.<n> for its n-th exec from\n"
-		      "   the second on), and the whole history is applied to all its probes;\n"
+		      "   attached again) and the whole history is applied to all its probes;\n"
+		      " - a process gets a trace file only when a command first selects one\n"
+		      "   of its probes: the root's first image the -o file, any other\n"
+		      "   <trace file>.<pid> (<trace file>.<pid>.<n> for the n-th file of\n"
+		      "   that process); a program without probes gets none;\n"
 		      " - commands apply to every process stopped at the prompt; list probes\n"
 		      "   and list tracefile show each process under its pid;\n"
-		      " - ^C stops every process; quit closes every one (plain quit kills a\n"
-		      "   process prex started itself and resumes the others: children, and\n"
-		      "   images re-attached after an exec);\n"
+		      " - ^C stops every process; quit closes every one with the same action\n"
+		      "   (plain quit kills the whole tree when prex started it, resumes it\n"
+		      "   when prex attached);\n"
 		      " - prex ends when every followed process has ended.\n"
-		      "A process that cannot be re-attached after an exec (for example, one\n"
-		      "without libtnfprobe.so.1) is let go with a message.\n"},
+		      "An image without libtnfprobe.so.1 is followed without probes when\n"
+		      "libtnfctl can; one that cannot be re-attached is let go with a message.\n"},
 	{"set_spec", "A set names a selector list: `create $name selectors`.  Use it wherever\n"
 		     "a selector list goes: enable $name.  $all (keys=/.*/) selects every\n"
 		     "probe.  A command copies the set when it is typed, so redefining the\n"

@@ -22,6 +22,7 @@ static struct hcmd *hist;
 static int nhist;
 
 __thread int history_no_replay;
+__thread int history_need_file;
 
 void history_add(enum cmd_kind kind, const char *fcn, struct exprlist *l)
 {
@@ -102,20 +103,28 @@ tnfctl_errcode_t cmd_apply_probe(tnfctl_handle_t *h, tnfctl_probe_t *p, enum cmd
 	return err;
 }
 
+tnfctl_errcode_t history_apply_probe(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
+{
+	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
+	int i;
+
+	(void)cd;
+	for (i = 0; i < nhist && !err; i++)
+		err = cmd_apply_probe(h, p, hist[i].kind, hist[i].fcn, hist[i].l);
+	return err;
+}
+
 void *history_replay(tnfctl_handle_t *h, tnfctl_probe_t *p)
 {
 	tnfctl_errcode_t err;
-	int i;
 
 	/* a fork child's copy of a probe already has the parent's state */
 	if (history_no_replay)
 		return NULL;
-	for (i = 0; i < nhist; i++) {
-		err = cmd_apply_probe(h, p, hist[i].kind, hist[i].fcn, hist[i].l);
-		if (err) {
-			prex_msg("error on a new (dlopened) probe: %s", tnfctl_strerror(err));
-			break;
-		}
-	}
+	err = history_apply_probe(h, p, NULL);
+	if (err == TNFCTL_ERR_NOBUF)
+		history_need_file = 1; /* prex -f: the caller makes it and replays */
+	else if (err)
+		prex_msg("error on a new (dlopened) probe: %s", tnfctl_strerror(err));
 	return NULL;
 }

@@ -40,9 +40,9 @@ void prex_quit(tnfctl_targ_op_t op)
 	/* Orphaned process groups: the kernel sends a stopped one SIGHUP then SIGCONT. */
 	if (op == TNFCTL_TARG_SUSPEND && g_opt.cmd)
 		fprintf(stderr,
-			"%s: note: a target prex started gets SIGHUP and SIGCONT when prex "
+			"%s: note: %s prex started gets SIGHUP and SIGCONT when prex "
 			"exits (its process group is orphaned); it ends unless it ignores SIGHUP\n",
-			g_opt.argv0);
+			g_opt.argv0, g_opt.follow ? "every process of the tree" : "a target");
 	rc = targets_close(op);
 
 	edit_end();
@@ -208,6 +208,24 @@ static tnfctl_errcode_t set_tracefile(tnfctl_handle_t *h, pid_t pid)
 	else if (snprintf(name, sizeof(name), "%s/trace-%d", tmp && *tmp ? tmp : "/tmp",
 			  (int)pid) >= (int)sizeof(name))
 		return TNFCTL_ERR_BADARG;
+	if (g_opt.follow) {
+		/* made when a probe command first selects a probe (target.c) */
+		char cwd[PATH_MAX];
+
+		if (name[0] == '/')
+			snprintf(g_tracefile, sizeof(g_tracefile), "%s", name);
+		else if (!getcwd(cwd, sizeof(cwd)) ||
+			 snprintf(g_tracefile, sizeof(g_tracefile), "%s/%s", cwd, name) >=
+				 (int)sizeof(g_tracefile))
+			return TNFCTL_ERR_BADARG;
+		/* say now, not at the first enable, that the files cannot be made */
+		snprintf(cwd, sizeof(cwd), "%s", g_tracefile);
+		*strrchr(cwd, '/') = '\0';
+		if (access(cwd[0] ? cwd : "/", W_OK | X_OK))
+			return errno == ENOENT || errno == ENOTDIR ? TNFCTL_ERR_FILENOTFOUND
+								   : TNFCTL_ERR_ACCES;
+		return TNFCTL_ERR_NONE;
+	}
 	err = tnfctl_buffer_alloc(h, name, (uint_t)g_opt.size);
 	if (err)
 		return err;

@@ -6,7 +6,9 @@
  *
  *   main.c     options, start-up, the prompt/run cycle, quit
  *   target.c   the controlled processes: one thread per handle, the run
- *              loop, SIGINT, following forks and execs (-f)
+ *              loop, SIGINT, following forks and execs (-f), trace files
+ *              made on demand (-f), quit
+ *   image.c    -f: does a new image lack the probe runtime (static, no preload)?
  *   source.c   the input stack (stdin, .prexrc files, `source`), prompt,
  *              error messages naming the source and line
  *   edit.c     line editing, history and completion (libedit) on a tty
@@ -198,8 +200,12 @@ tnfctl_errcode_t cmd_apply_probe(tnfctl_handle_t *h, tnfctl_probe_t *p, enum cmd
 				 const char *fcn, const struct exprlist *l);
 /* The create callback: replays the whole history on a new probe. */
 void *history_replay(tnfctl_handle_t *h, tnfctl_probe_t *p);
+/* The whole history on one probe (a tnfctl_probe_op_t); the first error. */
+tnfctl_errcode_t history_apply_probe(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd);
 /* Nonzero in a thread that registers the callback on an inherited copy. */
 extern __thread int history_no_replay;
+/* Set by history_replay() when a probe write was refused for want of a file. */
+extern __thread int history_need_file;
 
 /* ---- cmd.c ---- */
 void cmd_probe(enum cmd_kind kind, const char *fcn, const char *setname, struct exprlist *l);
@@ -215,12 +221,21 @@ void help_general(void);
 void help_on(const char *word);
 extern const char *const help_topics[];
 
+/* ---- image.c ---- */
+/* A process stopped at its exec will not load libtnfprobe.so.1 (static: @is_static). */
+bool image_lacks_runtime(pid_t pid, bool *is_static);
+
 /* ---- target.c ---- */
 struct target;
 typedef void target_fn(tnfctl_handle_t *h, pid_t pid, const char *tracefile, void *cd);
 int target_start(tnfctl_handle_t *h, pid_t pid); /* the first one, parked */
 int targets_count(void);
 void targets_foreach(target_fn *fn, void *cd); /* live targets, while all are stopped */
+/*
+ * tnfctl_probe_apply() on the target of @h; with -f a target without a
+ * trace file gets one first when @op selects one of its probes.
+ */
+tnfctl_errcode_t target_probe_apply(tnfctl_handle_t *h, tnfctl_probe_op_t op, void *cd);
 /* Runs every target until SIGINT (returns 0, all stopped) or all are gone (1). */
 int targets_run(void);
 /* Closes every live target with @op; returns 0 or 1 if a close failed. */

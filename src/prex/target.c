@@ -18,8 +18,18 @@
  * Events: DLOPEN and DLCLOSE continue silently (libtnfctl has already run
  * the history on the new probes); EXIT and TARGGONE end the target.  EXEC
  * ends it too (it is resumed, as Solaris prex did) unless prex -f, which
- * re-attaches to the new image and gives it a trace file of its own.  With
- * -f a FORK's child handle gets a thread of its own.
+ * re-attaches to the new image.  With -f a FORK's child handle gets a
+ * thread of its own.
+ *
+ * Trace files under -f: a process gets its own file only when a probe
+ * command (typed, or replayed after an exec or a dlopen) first selects one
+ * of its probes; libtnfctl refuses probe writes without a file (NOBUF), and
+ * a refused write changed nothing, so the command is applied again once the
+ * file exists.  A probe-less program (make, sh, cc) never gets one, and a
+ * forked child writes into its parent's file if the parent had one.
+ *
+ * Quit under -f closes every followed process with the same action; plain
+ * quit is kill when prex started the root, resume when it attached.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,7 +54,9 @@ struct target {
 	tnfctl_handle_t *h;
 	pid_t pid;
 	enum tstate state;
-	int nexec; /* execs followed, to name the new images' trace files */
+	int nfiles;	  /* trace files made for this pid, to name the next one */
+	bool first_image; /* the root before any exec: its file is g_tracefile */
+	bool noprobes;	  /* opened with TNFCTL_OPEN_NOPROBES: no probe, no file */
 	pthread_t thread;
 	bool has_thread;
 	struct target *next;
@@ -58,6 +70,7 @@ static bool quitting;	       /* threads must end */
 static int wake_fd[2] = {-1, -1};
 static volatile sig_atomic_t got_sigint;
 static int close_errors; /* closes that failed in target threads */
+static pid_t root_pgid;	 /* the root's process group, when prex started it */
 
 static void wake_main(void)
 {
@@ -162,8 +175,79 @@ int target_start(tnfctl_handle_t *h, pid_t pid)
 
 	pthread_mutex_lock(&lock);
 	t = add_locked(h, pid);
+	if (t)
+		t->first_image = true;
+	if (g_opt.cmd)
+		root_pgid = getpgid(pid);
 	pthread_mutex_unlock(&lock);
 	return t ? 0 : -1;
+}
+
+/*
+ * Gives @t its trace file: g_tracefile for the root's first image, else
+ * <g_tracefile>.<pid>, then .<pid>.<n> for the n-th file of that pid.
+ * @exec_path names the image just exec'd, for the message.
+ */
+static tnfctl_errcode_t make_file(struct target *t, const char *exec_path)
+{
+	char name[PATH_MAX + 32];
+	tnfctl_errcode_t err;
+
+	if (t->first_image)
+		snprintf(name, sizeof(name), "%s", g_tracefile);
+	else if (!t->nfiles)
+		snprintf(name, sizeof(name), "%s.%d", g_tracefile, (int)t->pid);
+	else
+		snprintf(name, sizeof(name), "%s.%d.%d", g_tracefile, (int)t->pid, t->nfiles + 1);
+	err = tnfctl_buffer_alloc(t->h, name, (uint_t)g_opt.size);
+	if (err) {
+		prex_msg("process %d: cannot create trace file %s: %s; its probes stay as they are",
+			 (int)t->pid, name, tnfctl_strerror(err));
+		return err;
+	}
+	t->nfiles++;
+	if (exec_path)
+		prex_msg("process %d exec'd %s; tracing into %s", (int)t->pid, exec_path, name);
+	else
+		prex_msg("process %d: tracing into %s", (int)t->pid, name);
+	return TNFCTL_ERR_NONE;
+}
+
+/* tnfctl_probe_apply(), making the trace file first when a write needs one. */
+static tnfctl_errcode_t apply(struct target *t, tnfctl_probe_op_t op, void *cd,
+			      const char *exec_path)
+{
+	tnfctl_errcode_t err;
+
+	if (t->noprobes)
+		return TNFCTL_ERR_NONE;
+	err = tnfctl_probe_apply(t->h, op, cd);
+	if (err != TNFCTL_ERR_NOBUF)
+		return err;
+	/* nothing was written: the first write that selected a probe failed */
+	err = make_file(t, exec_path);
+	return err ? err : tnfctl_probe_apply(t->h, op, cd);
+}
+
+tnfctl_errcode_t target_probe_apply(tnfctl_handle_t *h, tnfctl_probe_op_t op, void *cd)
+{
+	struct target *t;
+
+	pthread_mutex_lock(&lock);
+	for (t = targets; t && t->h != h; t = t->next)
+		;
+	pthread_mutex_unlock(&lock);
+	return t ? apply(t, op, cd, NULL) : TNFCTL_ERR_BADARG;
+}
+
+/* The history, on every probe of @t (a new image, or after a refused replay). */
+static void apply_history(struct target *t, const char *exec_path)
+{
+	tnfctl_errcode_t err = apply(t, history_apply_probe, NULL, exec_path);
+
+	if (err)
+		prex_msg("process %d: error on probe operation: %s", (int)t->pid,
+			 tnfctl_strerror(err));
 }
 
 /* prex -f: a FORK gave a handle on the stopped child. */
@@ -176,13 +260,17 @@ static void adopt(struct target *parent, tnfctl_handle_t *h, pid_t pid)
 	 * The child's probes are copies of the parent's, already set: only
 	 * probes of objects it loads later need the history.
 	 */
-	history_no_replay = 1;
-	err = tnfctl_register_funcs(h, history_replay, NULL);
-	history_no_replay = 0;
-	if (err)
-		prex_msg("process %d: %s", (int)pid, tnfctl_strerror(err));
+	if (!parent->noprobes) {
+		history_no_replay = 1;
+		err = tnfctl_register_funcs(h, history_replay, NULL);
+		history_no_replay = 0;
+		if (err)
+			prex_msg("process %d: %s", (int)pid, tnfctl_strerror(err));
+	}
 	pthread_mutex_lock(&lock);
 	t = add_locked(h, pid);
+	if (t)
+		t->noprobes = parent->noprobes; /* a child handle keeps the flags */
 	pthread_mutex_unlock(&lock);
 	if (!t) {
 		prex_msg("process %d: cannot follow child %d; it runs on", (int)parent->pid,
@@ -199,14 +287,38 @@ static bool reattach(struct target *t, const char *path)
 	tnfctl_trace_attrs_t a;
 	tnfctl_errcode_t err;
 	tnfctl_handle_t *h;
-	char name[PATH_MAX + 32];
 	pid_t pid = t->pid;
+	int files = t->nfiles;
+	bool is_static;
 
-	if (tnfctl_trace_attrs_get(t->h, &a) == TNFCTL_ERR_NONE)
+	if (!t->noprobes && tnfctl_trace_attrs_get(t->h, &a) == TNFCTL_ERR_NONE)
 		pid = a.targ_pid;
 	tnfctl_close(t->h, TNFCTL_TARG_SUSPEND);
 	t->h = NULL;
+	t->first_image = false;
+	t->noprobes = false;
+	/* no probe runtime (static, env -i): follow it without probes */
+	if (image_lacks_runtime(pid, &is_static) &&
+	    !tnfctl_pid_open_flags(pid, TNFCTL_OPEN_NOPROBES, &h)) {
+		t->h = h;
+		t->pid = pid;
+		t->noprobes = true;
+		prex_msg("process %d exec'd %s (%s; followed without probes)", (int)pid, path,
+			 is_static ? "static" : "no libtnfprobe.so.1");
+		return true;
+	}
 	err = tnfctl_pid_open(pid, &h);
+	if (err == TNFCTL_ERR_NOLIBTNFPROBE || err == TNFCTL_ERR_NOTDYNAMIC) {
+		/* it runs on now: follow it from here, without probes */
+		if (!tnfctl_pid_open_flags(pid, TNFCTL_OPEN_NOPROBES, &h)) {
+			t->h = h;
+			t->pid = pid;
+			t->noprobes = true;
+			prex_msg("process %d exec'd %s (%s; followed without probes)", (int)pid,
+				 path, tnfctl_strerror(err));
+			return true;
+		}
+	}
 	if (err) {
 		kill(pid, SIGCONT); /* end the stop SUSPEND left it in */
 		prex_msg("process %d exec'd %s; cannot follow the new image: %s", (int)pid, path,
@@ -215,28 +327,16 @@ static bool reattach(struct target *t, const char *path)
 	}
 	t->h = h;
 	t->pid = pid;
-	t->nexec++;
-	if (t->nexec == 1)
-		snprintf(name, sizeof(name), "%s.%d", g_tracefile, (int)pid);
-	else
-		snprintf(name, sizeof(name), "%s.%d.%d", g_tracefile, (int)pid, t->nexec);
-	err = tnfctl_trace_attrs_get(h, &a);
-	if (!err && a.trace_buf_state == TNFCTL_BUF_NONE)
-		err = tnfctl_buffer_alloc(h, name, (uint_t)g_opt.size);
-	else if (!err && a.trace_file_name)
-		snprintf(name, sizeof(name), "%s", a.trace_file_name);
-	if (err) {
-		prex_msg("process %d exec'd %s; cannot create trace file %s: %s; it runs on",
-			 (int)pid, path, name, tnfctl_strerror(err));
-		tnfctl_close(h, TNFCTL_TARG_RESUME);
-		t->h = NULL;
-		return false;
-	}
-	/* a fresh image: the whole history applies to all its probes */
+	/* the create callback is for probes of objects loaded later */
+	history_no_replay = 1;
 	err = tnfctl_register_funcs(h, history_replay, NULL);
+	history_no_replay = 0;
 	if (err)
 		prex_msg("process %d: %s", (int)pid, tnfctl_strerror(err));
-	prex_msg("process %d exec'd %s; tracing into %s", (int)pid, path, name);
+	/* a fresh image: the whole history applies to all its probes */
+	apply_history(t, path);
+	if (t->nfiles == files)
+		prex_msg("process %d exec'd %s", (int)pid, path);
 	return true;
 }
 
@@ -272,6 +372,11 @@ static void *serve(void *arg)
 				 tnfctl_strerror(err));
 			close_target(t, TNFCTL_TARG_DEFAULT);
 			break;
+		}
+		if (history_need_file) {
+			/* a new object's probes were selected and there is no file */
+			history_need_file = 0;
+			apply_history(t, NULL);
 		}
 		memset(&info, 0, sizeof(info));
 		tnfctl_event_info_get(t->h, &info);
@@ -397,7 +502,7 @@ void targets_foreach(target_fn *fn, void *cd)
 	for (i = 0; i < n; i++) {
 		tnfctl_trace_attrs_t a;
 
-		if (v[i]->state == T_DONE)
+		if (v[i]->state == T_DONE || v[i]->noprobes)
 			continue;
 		if (tnfctl_trace_attrs_get(v[i]->h, &a))
 			a.trace_file_name = NULL;
@@ -414,7 +519,7 @@ void targets_check_broken(void)
 	for (i = 0; i < n; i++) {
 		tnfctl_trace_attrs_t a;
 
-		if (v[i]->state == T_DONE || tnfctl_trace_attrs_get(v[i]->h, &a))
+		if (v[i]->state == T_DONE || v[i]->noprobes || tnfctl_trace_attrs_get(v[i]->h, &a))
 			continue;
 		if (a.trace_buf_state == TNFCTL_BUF_BROKEN)
 			printf("Tracing broke in process %d because of an internal error; "
@@ -424,11 +529,26 @@ void targets_check_broken(void)
 	free(v);
 }
 
+/*
+ * quit kill of a tree prex started: also SIGKILL the root's process group,
+ * so that a process prex had to let go (one it could not re-attach after an
+ * exec) dies with the rest.  @holder, a member still stopped under our
+ * control, guarantees the group is still the one exec_open made.
+ */
+static void kill_group(struct target *holder)
+{
+	if (root_pgid > 1 && root_pgid != getpgrp() && getpgid(holder->pid) == root_pgid)
+		kill(-root_pgid, SIGKILL);
+}
+
 int targets_close(tnfctl_targ_op_t op)
 {
-	struct target **v;
+	struct target **v, *holder = NULL;
 	int i, n, rc = 0;
 
+	/* -f: one action for the whole tree; plain quit as for the root */
+	if (g_opt.follow && op == TNFCTL_TARG_DEFAULT)
+		op = g_opt.cmd ? TNFCTL_TARG_KILL : TNFCTL_TARG_RESUME;
 	pthread_mutex_lock(&lock);
 	quitting = true;
 	pthread_cond_broadcast(&cond);
@@ -442,7 +562,22 @@ int targets_close(tnfctl_targ_op_t op)
 
 		if (v[i]->state == T_DONE || !v[i]->h)
 			continue;
+		if (g_opt.follow && g_opt.cmd && op == TNFCTL_TARG_KILL && !holder &&
+		    getpgid(v[i]->pid) == root_pgid) {
+			holder = v[i]; /* closed last */
+			continue;
+		}
 		err = tnfctl_close(v[i]->h, op);
+		if (err) {
+			prex_msg("trouble quitting: %s", tnfctl_strerror(err));
+			rc = 1;
+		}
+	}
+	if (holder) {
+		tnfctl_errcode_t err;
+
+		kill_group(holder);
+		err = tnfctl_close(holder->h, op);
 		if (err) {
 			prex_msg("trouble quitting: %s", tnfctl_strerror(err));
 			rc = 1;

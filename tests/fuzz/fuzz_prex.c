@@ -148,6 +148,11 @@ tnfctl_errcode_t tnfctl_probe_apply(tnfctl_handle_t *h, tnfctl_probe_op_t op, vo
 	return TNFCTL_ERR_NONE;
 }
 
+tnfctl_errcode_t target_probe_apply(tnfctl_handle_t *h, tnfctl_probe_op_t op, void *cd)
+{
+	return tnfctl_probe_apply(h, op, cd);
+}
+
 tnfctl_errcode_t tnfctl_probe_state_get(tnfctl_handle_t *h, tnfctl_probe_t *p,
 					tnfctl_probe_state_t *st)
 {
