@@ -20,6 +20,9 @@
  *   thread_execself      -> the same, from a new (non-leader) thread
  *   dlopen LIB           -> "dlopen ok" / "dlopen fail <why>"
  *   dlclose              -> "dlclose <rc>"
+ *   dlmopen LIB          -> dlmopen(LM_ID_NEWLM): "dlmopen ok" / "dlmopen fail <why>"
+ *   mtdlclose N          -> N threads dlclose the last N handles at once (a
+ *                           barrier first): "mtdlclosed <sum of the rcs>"
  *   threads N            -> N more threads blocked in read(): "threads <total>"
  *   exit N               -> exit(N)
  *   kill SIG             -> kill(getpid(), SIG); "survived" if still alive
@@ -208,6 +211,57 @@ static void *tgt_forkloop_thread(void *arg)
 static void tgt_command(char *line);
 static int tgt_read_cmd(char *line, size_t size);
 
+#ifndef TGT_NO_DL
+struct tgt_dlc {
+	pthread_barrier_t *start;
+	void *handle;
+	int rc;
+};
+
+static void *tgt_dlclose_thread(void *arg)
+{
+	struct tgt_dlc *c = arg;
+
+	pthread_barrier_wait(c->start);
+	c->rc = dlclose(c->handle);
+	return NULL;
+}
+
+/* mtdlclose: the last @n handles closed by @n threads at once. */
+static void tgt_mtdlclose(int n)
+{
+	struct tgt_dlc c[32];
+	pthread_t t[32];
+	pthread_barrier_t b;
+	int i, started = 0, sum = 0;
+
+	if (n < 1 || n > tgt_ndl) {
+		tgt_reply("error mtdlclose");
+		return;
+	}
+	pthread_barrier_init(&b, NULL, n);
+	for (i = 0; i < n; i++) {
+		c[i].start = &b;
+		c[i].handle = tgt_dl[--tgt_ndl];
+		c[i].rc = -1;
+		if (pthread_create(&t[i], NULL, tgt_dlclose_thread, &c[i]))
+			break;
+		started++;
+	}
+	if (started < n) {
+		/* the barrier would never open: give up (the test fails on the reply) */
+		tgt_reply("error mtdlclose threads");
+		_exit(3);
+	}
+	for (i = 0; i < n; i++) {
+		pthread_join(t[i], NULL);
+		sum += c[i].rc;
+	}
+	pthread_barrier_destroy(&b);
+	tgt_reply("mtdlclosed %d", sum);
+}
+#endif
+
 /* Runs the command loop, for "leaderexit". */
 static void *tgt_loop_thread(void *arg)
 {
@@ -368,6 +422,17 @@ static void tgt_command(char *line)
 			tgt_reply("dlclose %d", dlclose(tgt_dl[--tgt_ndl]));
 		else
 			tgt_reply("dlclose none");
+	} else if (!strcmp(line, "dlmopen")) {
+		void *h = dlmopen(LM_ID_NEWLM, arg, RTLD_NOW | RTLD_LOCAL);
+
+		if (h && tgt_ndl < 32) {
+			tgt_dl[tgt_ndl++] = h;
+			tgt_reply("dlmopen ok");
+		} else {
+			tgt_reply("dlmopen fail %s", dlerror());
+		}
+	} else if (!strcmp(line, "mtdlclose")) {
+		tgt_mtdlclose(atoi(arg));
 #endif
 	} else if (!strcmp(line, "leaderexit")) {
 		/* The main thread leaves; another one takes the commands from now on. */
