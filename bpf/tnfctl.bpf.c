@@ -287,6 +287,12 @@ int BPF_KPROBE(on_dlopen, const char *file)
 }
 
 SEC("uprobe")
+int BPF_KPROBE(on_dlmopen, long lmid, const char *file)
+{
+	return save_dl_arg(file);
+}
+
+SEC("uprobe")
 int BPF_KPROBE(on_dlclose, void *handle)
 {
 	const char *name = NULL;
@@ -295,6 +301,31 @@ int BPF_KPROBE(on_dlclose, void *handle)
 	if (handle)
 		bpf_probe_read_user(&name, sizeof(name), (char *)handle + 8);
 	return save_dl_arg(name);
+}
+
+/*
+ * r_state of the namespace rtld is changing, or 0 when every one is
+ * RT_CONSISTENT.  glibc 2.35+ keeps one struct r_debug per link-map
+ * namespace (dlmopen), chained from the base one by r_next (offset 40)
+ * once r_version is 2; rtld changes one namespace at a time (under its load
+ * lock), so the first state that is not RT_CONSISTENT is the one.
+ */
+static int rtld_state(u64 r_state_addr)
+{
+	u64 rd = r_state_addr - 24;
+	int version = 0, state = -1, i;
+
+	if (bpf_probe_read_user(&version, sizeof(version), (void *)rd))
+		return -1;
+	for (i = 0; i < TNF_RTLD_MAX_NS && rd; i++) {
+		if (bpf_probe_read_user(&state, sizeof(state), (void *)(rd + 24)))
+			return -1;
+		if (state != 0 || version < 2)
+			return state;
+		if (bpf_probe_read_user(&rd, sizeof(rd), (void *)(rd + 40)))
+			return -1;
+	}
+	return 0;
 }
 
 SEC("uprobe")
@@ -310,8 +341,7 @@ int BPF_KPROBE(on_dl_debug_state)
 	st = tracked_current();
 	if (!st || !st->r_state_addr)
 		return 0;
-	if (bpf_probe_read_user(&state, sizeof(state), (void *)st->r_state_addr))
-		return 0;
+	state = rtld_state(st->r_state_addr);
 	if (state == 1 || state == 2) { /* RT_ADD, RT_DELETE */
 		st->rtld_pending = state;
 		return 0;

@@ -4,6 +4,8 @@
 #define TNFCTL_EVENTS_H
 
 #define TNF_PATH_MAX 256
+/* Link-map namespaces rtld can have (glibc's DL_NNS). */
+#define TNF_RTLD_MAX_NS 16
 
 /* Record kinds in the ring buffer. */
 enum tnf_rec_kind {

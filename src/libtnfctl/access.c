@@ -111,20 +111,12 @@ static int read_str(struct tnfctl_handle *h, uintptr_t addr, char *buf, size_t l
 	return 0;
 }
 
-/* Walk the target's link map from ld.so's _r_debug (r_version, r_map, r_brk, r_state). */
-static int direct_obj_iter(void *p, tnfctl_ind_obj_f *fn, void *cd)
+/* Objects of one namespace's link map from @lm; 0, -1 if unreadable, or @fn's return. */
+static int walk_link_map(struct tnfctl_handle *h, pid_t t, uint64_t lm, tnfctl_ind_obj_f *fn,
+			 void *cd)
 {
-	struct tnfctl_handle *h = p;
-	struct tnf_maps_info mi;
-	uint64_t r_state_addr, lm;
-	int state, i, ret = 0;
-	pid_t t = mem_tid(h);
+	int i, ret = 0;
 
-	if (tnf_proc_maps(t, &mi) || tnf_rtld_locate(t, &mi, &r_state_addr))
-		return 1;
-	if (direct_read(h, r_state_addr, &state, sizeof(state)) || state != 0 ||
-	    direct_read(h, r_state_addr - 16, &lm, sizeof(lm)))
-		return 1; /* not RT_CONSISTENT: Solaris' BADLMAPSTATE */
 	for (i = 0; lm && i < MAX_OBJS && !ret; i++) {
 		uint64_t f[4]; /* l_addr, l_name, l_ld, l_next */
 		tnfctl_ind_obj_info_t oi = {.objfd = -1};
@@ -132,7 +124,7 @@ static int direct_obj_iter(void *p, tnfctl_ind_obj_f *fn, void *cd)
 		ssize_t n;
 
 		if (direct_read(h, lm, f, sizeof(f)))
-			return 1;
+			return -1;
 		lm = f[3];
 		if (!f[1] || read_str(h, f[1], name, sizeof(name)))
 			continue;
@@ -158,6 +150,34 @@ static int direct_obj_iter(void *p, tnfctl_ind_obj_f *fn, void *cd)
 			close(oi.objfd);
 	}
 	return ret;
+}
+
+/*
+ * Walk the target's link maps from ld.so's _r_debug (r_version, r_map,
+ * r_brk, r_state): the base namespace, then those dlmopen made.
+ */
+static int direct_obj_iter(void *p, tnfctl_ind_obj_f *fn, void *cd)
+{
+	struct tnfctl_handle *h = p;
+	struct tnf_maps_info mi;
+	uint64_t r_state_addr, lm, rd[TNF_RTLD_MAX_NS];
+	int i, n, ret = 0;
+	pid_t t = mem_tid(h);
+
+	if (tnf_proc_maps(t, &mi) || tnf_rtld_locate(t, &mi, &r_state_addr))
+		return 1;
+	/* not RT_CONSISTENT everywhere: Solaris' BADLMAPSTATE */
+	if (tnf_rtld_consistent(t, r_state_addr) != 1)
+		return 1;
+	n = tnf_rtld_namespaces(t, r_state_addr, rd, TNF_RTLD_MAX_NS);
+	if (n < 1)
+		return 1;
+	for (i = 0; i < n && !ret; i++) {
+		if (direct_read(h, rd[i] + 8, &lm, sizeof(lm)))
+			return 1;
+		ret = walk_link_map(h, t, lm, fn, cd);
+	}
+	return ret < 0 ? 1 : ret;
 }
 
 void tnf_access_direct(struct tnfctl_handle *h)

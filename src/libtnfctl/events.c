@@ -312,6 +312,9 @@ int tnf_events_attach_libc(const char *libc_path)
 
 	e = e ?: attach_once(skel->progs.on_dlopen, false, libc_path, "dlopen");
 	e = e ?: attach_once(skel->progs.on_dlopen_ret, true, libc_path, "dlopen");
+	/* dlmopen: the same events, for an object of any link-map namespace. */
+	e = e ?: attach_once(skel->progs.on_dlmopen, false, libc_path, "dlmopen");
+	e = e ?: attach_once(skel->progs.on_dlopen_ret, true, libc_path, "dlmopen");
 	e = e ?: attach_once(skel->progs.on_dlclose, false, libc_path, "dlclose");
 	e = e ?: attach_once(skel->progs.on_dlclose_ret, true, libc_path, "dlclose");
 	return e;

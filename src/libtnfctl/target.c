@@ -346,16 +346,52 @@ int tnf_rtld_locate(pid_t pid, const struct tnf_maps_info *mi, uint64_t *r_state
 	return 0;
 }
 
-/* 1 when start-up is done and the link map is consistent, 0 if not, -1 on error. */
+/*
+ * The struct r_debug of each link-map namespace, the base one first, into
+ * @rd (at most @max); returns how many, or -1.  glibc 2.35+ (r_version 2)
+ * chains the other namespaces' (dlmopen) from the base one's r_next, the
+ * field after r_ldbase in struct r_debug_extended (offset 40 on LP64); a
+ * namespace emptied by dlclose stays in the chain with a NULL r_map.
+ */
+int tnf_rtld_namespaces(pid_t pid, uint64_t r_state_addr, uint64_t *rd, int max)
+{
+	uint64_t r = r_state_addr - 24;
+	int version, n = 0;
+
+	if (tnf_proc_read(pid, r, &version, sizeof(version)))
+		return -1;
+	while (r && n < max) {
+		rd[n++] = r;
+		if (version < 2)
+			break;
+		if (tnf_proc_read(pid, r + 40, &r, sizeof(r)))
+			return -1;
+	}
+	return n;
+}
+
+/*
+ * 1 when start-up is done and the link map of every namespace is
+ * consistent (no thread is in the middle of adding or removing objects),
+ * 0 if not, -1 on error.
+ */
 int tnf_rtld_consistent(pid_t pid, uint64_t r_state_addr)
 {
-	uint64_t r_map;
-	int state;
+	uint64_t r_map, rd[TNF_RTLD_MAX_NS];
+	int i, n, state;
 
-	if (tnf_proc_read(pid, r_state_addr - 16, &r_map, sizeof(r_map)) ||
-	    tnf_proc_read(pid, r_state_addr, &state, sizeof(state)))
+	if (tnf_proc_read(pid, r_state_addr - 16, &r_map, sizeof(r_map)))
 		return -1;
-	return r_map != 0 && state == 0;
+	n = tnf_rtld_namespaces(pid, r_state_addr, rd, TNF_RTLD_MAX_NS);
+	if (n < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (tnf_proc_read(pid, rd[i] + 24, &state, sizeof(state)))
+			return -1;
+		if (state != 0)
+			return 0;
+	}
+	return r_map != 0;
 }
 
 /*

@@ -869,6 +869,35 @@ static void report(struct target *t)
 	send_rep(t->sock, &rep);
 }
 
+/*
+ * A DLOPEN/DLCLOSE is reported with every link map consistent: another
+ * thread may be stopped half-way through rtld's RT_ADD/RT_DELETE (several
+ * threads dlclose one object; only the last unloads it, the others report at
+ * their return).  Then hold the threads that have an event and let the
+ * others run until rtld's RT_CONSISTENT (its own record wakes us up).
+ * True while the report must wait.
+ */
+static bool wait_link_map(struct target *t)
+{
+	struct tevent *e = t->events;
+	struct thr *th;
+
+	t->lm_wait = false;
+	if (!e || t->dead || !t->r_state_addr ||
+	    (e->rec.kind != TNF_REC_DLOPEN && e->rec.kind != TNF_REC_DLCLOSE) ||
+	    tnf_rtld_consistent(live_tid(t), t->r_state_addr) != 0)
+		return false;
+	dbg("%d: link map changing, event held\n", t->tgid);
+	t->lm_wait = true;
+	for (th = t->thrs; th; th = th->next) {
+		for (e = t->events; e && e->rec.tid != th->tid; e = e->next)
+			;
+		if (!e)
+			thr_resume(th);
+	}
+	return true;
+}
+
 static void op_continue(struct target *t, bool want_child, int child_sock)
 {
 	unsigned int flags;
@@ -1015,11 +1044,15 @@ static void evaluate(struct target *t)
 			finish_open(t);
 		break;
 	case PH_RUNNING:
+		/* Still changing: the thread that ends the change stops with a record. */
+		if (t->lm_wait && !t->dead &&
+		    tnf_rtld_consistent(live_tid(t), t->r_state_addr) == 0)
+			break;
 		if (t->events || t->stop_requested || t->dead) {
 			interrupt_all(t);
 			if (t->events && t->events->child)
 				interrupt_all(t->events->child);
-			if (head_ready(t))
+			if (head_ready(t) && !wait_link_map(t))
 				report(t);
 		} else {
 			resume_all(t);

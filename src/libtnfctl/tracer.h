@@ -61,6 +61,7 @@ struct target {
 	bool dead;	     /* leader reaped */
 	bool exit_rec;	     /* EXIT record arrived */
 	bool ended_group_stop;
+	bool lm_wait;	    /* PH_RUNNING: an event waits for a consistent link map */
 	bool close_cont;    /* PH_CLOSING: SIGCONT once every thread is detached */
 	int close_sig;	    /* PH_CLOSING: SIGSTOP for SUSPEND */
 	int close_reply;    /* PH_CLOSING: error to reply once detached, or -1 */
@@ -130,6 +131,7 @@ int tnf_proc_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 /* rtld: &_r_debug.r_state, and whether start-up is complete. */
 int tnf_rtld_locate(pid_t pid, const struct tnf_maps_info *mi, uint64_t *r_state_addr);
 int tnf_rtld_consistent(pid_t pid, uint64_t r_state_addr);
+int tnf_rtld_namespaces(pid_t pid, uint64_t r_state_addr, uint64_t *rd, int max);
 int tnf_rtld_last_object(pid_t pid, uint64_t r_state_addr, char *buf, size_t len);
 
 #endif
