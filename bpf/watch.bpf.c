@@ -506,6 +506,13 @@ int BPF_KPROBE(on_dlopen, const char *file)
 	return save_dl_arg(file, true);
 }
 
+/* dlmopen(lmid, file, mode): an object in any link-map namespace, as dlopen. */
+SEC("uprobe")
+int BPF_KPROBE(on_dlmopen, long lmid, const char *file)
+{
+	return save_dl_arg(file);
+}
+
 SEC("uprobe")
 int BPF_KPROBE(on_dlclose, void *handle)
 {

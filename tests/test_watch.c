@@ -684,6 +684,38 @@ static void test_dlopen_dlclose(void **state)
 	w_close(w);
 }
 
+/* dlmopen(LM_ID_NEWLM) is reported as DLOPEN, its dlclose as DLCLOSE (issue 13). */
+static void test_dlmopen_dlclose(void **state)
+{
+	char plug[PATH_MAX];
+	tnfctl_watch_t *w;
+	struct tl_proc *p;
+	struct wevs ev;
+
+	(void)state;
+	tl_require_root();
+	tl_path_of(plug, "tests/solibs/libtl_plug.so");
+	p = tl_start_target(tl.target, 0);
+	assert_int_equal(tnfctl_watch_open(p->pid, TNFCTL_WATCH_DL, &w), TNFCTL_ERR_NONE);
+	w_track(w);
+	tl_send(p, "dlmopen %s", plug);
+	tl_expect(p, "dlmopen ok");
+	tl_send(p, "dlclose");
+	tl_expect(p, "dlclose 0");
+	tl_send(p, "exit 5");
+	collect(w, &ev);
+	assert_int_equal(WEXITSTATUS(tl_reap(p->pid)), 5);
+	expect_counts(&ev, 0, 0, 1, 2);
+	assert_int_equal(ev.v[0].kind, TNFCTL_WATCH_DLOPEN);
+	assert_int_equal(ev.v[0].pid, p->pid);
+	assert_string_equal(ev.v[0].path, plug);
+	assert_int_equal(ev.v[1].kind, TNFCTL_WATCH_DLCLOSE);
+	assert_string_equal(ev.v[1].path, plug);
+	assert_int_equal(ev.v[2].kind, TNFCTL_WATCH_EXIT);
+	free(ev.v);
+	w_close(w);
+}
+
 /* Without TNFCTL_WATCH_DL: no DL event, even in a process that dlopens. */
 static void test_no_dl_without_flag(void **state)
 {
@@ -1082,7 +1114,8 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		W_TEST(test_shell_loop),	  W_TEST(test_fork_bomb),
 		W_TEST(test_threads_fork),	  W_TEST(test_exec_from_thread),
-		W_TEST(test_dlopen_dlclose),	  W_TEST(test_no_dl_without_flag),
+		W_TEST(test_dlopen_dlclose),	  W_TEST(test_dlmopen_dlclose),
+		W_TEST(test_no_dl_without_flag),
 		W_TEST(test_descendants_at_open), W_TEST(test_lost_records_reported),
 		W_TEST(test_trees_side_by_side),  W_TEST(test_errors_and_permission),
 		W_TEST(test_follow_no_stop),	  W_TEST(test_dl_both_link_kinds),

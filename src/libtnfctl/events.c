@@ -77,6 +77,7 @@ int tnf_events_load(bool use_kfunc)
 	tnf_uprobe_prepare(skel->progs.on_dl_debug_state);
 	tnf_uprobe_prepare(skel->progs.on_dlopen);
 	tnf_uprobe_prepare(skel->progs.on_dlopen_ret);
+	tnf_uprobe_prepare(skel->progs.on_dlmopen);
 	tnf_uprobe_prepare(skel->progs.on_dlclose);
 	tnf_uprobe_prepare(skel->progs.on_dlclose_ret);
 	/* No syscall tracepoints in the kernel: no failed-exec events, the rest works. */

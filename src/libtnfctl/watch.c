@@ -471,6 +471,7 @@ static int load(struct tnfctl_watch *w)
 		w->legacy_exit = !tnf_kfeatures()->exit_group_dead;
 		tnf_uprobe_prepare(s->progs.on_dlopen);
 		tnf_uprobe_prepare(s->progs.on_dlopen_ret);
+		tnf_uprobe_prepare(s->progs.on_dlmopen);
 		tnf_uprobe_prepare(s->progs.on_dlclose);
 		tnf_uprobe_prepare(s->progs.on_dlclose_ret);
 		bpf_program__set_autoload(w->legacy_exit ? s->progs.on_exit : s->progs.on_exit_live,

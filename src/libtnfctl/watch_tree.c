@@ -186,13 +186,13 @@ static int attach(struct tnfctl_watch *w, struct bpf_program *prog, bool ret, co
 }
 
 /*
- * Attach the dlopen/dlclose probes to the libc that @pid maps, once per
+ * Attach the dlopen/dlmopen/dlclose probes to the libc that @pid maps, once per
  * inode.  A uprobe fires in every process mapping that file; the programs
  * keep only the tracked ones.
  */
 void tnf_watch_attach_libc_of(struct tnfctl_watch *w, pid_t pid)
 {
-	struct tnf_elf_sym so, sc;
+	struct tnf_elf_sym so, sc, sm;
 	struct tnf_watch_libc *nl;
 	struct tnf_maps_info mi;
 	struct stat st;
@@ -216,6 +216,11 @@ void tnf_watch_attach_libc_of(struct tnfctl_watch *w, pid_t pid)
 	attach(w, w->skel->progs.on_dlopen_ret, true, mi.libc_path, so.file_off);
 	attach(w, w->skel->progs.on_dlclose, false, mi.libc_path, sc.file_off);
 	attach(w, w->skel->progs.on_dlclose_ret, true, mi.libc_path, sc.file_off);
+	/* dlmopen (a libc without it has no link-map namespaces) */
+	if (!tnf_elf_lookup(mi.libc_path, "dlmopen", &sm)) {
+		attach(w, w->skel->progs.on_dlmopen, false, mi.libc_path, sm.file_off);
+		attach(w, w->skel->progs.on_dlopen_ret, true, mi.libc_path, sm.file_off);
+	}
 }
 
 void tnf_watch_detach_all(struct tnfctl_watch *w)
