@@ -244,6 +244,12 @@ tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *
  *                  A successful dlopen of an object already loaded (or a
  *                  dlclose that unloads nothing) changes no link map; as on
  *                  Solaris it is still reported, at the return of the call.
+ *                  (Linux) Objects of every link-map namespace count:
+ *                  dlmopen() is reported as dlopen(), and the probes of an
+ *                  object in another namespace are listed with the others.
+ *                  Reported only once every namespace's link map is
+ *                  consistent (another thread in the middle of a dlopen or
+ *                  dlclose runs on until it is).
  *  EXEC            a successful execve; stopped before the new image's first
  *                  instruction.  The handle is then only good for close;
  *                  SUSPEND then tnfctl_pid_open() controls the new image.
@@ -684,7 +690,7 @@ tnfctl_errcode_t tnfctl_event_exec_get(tnfctl_handle_t *hndl, struct tnfctl_exec
 
 /*
  * Flags of tnfctl_watch_open() and tnfctl_watch_exec().  TNFCTL_WATCH_DL
- * probes dlopen/dlclose in each libc the tree maps (seen at open and at each
+ * probes dlopen/dlmopen/dlclose in each libc the tree maps (seen at open and at each
  * EXEC: a process with a libc not seen before may dlopen unseen until then);
  * attaching and detaching those probes costs tenths of a second at open and
  * close, depending on how many processes map that libc.
