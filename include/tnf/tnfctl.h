@@ -180,7 +180,10 @@ const char *tnfctl_strerror(tnfctl_errcode_t err);
  *  TNFCTL_ERR_NOPROCESS     no such process, or it died during the attach.
  *  TNFCTL_ERR_BUSY          another tracer holds it (TracerPid), or another
  *                           handle of this process does.
- *  TNFCTL_ERR_ACCES         ptrace refused, or no BPF privileges.
+ *  TNFCTL_ERR_ACCES         ptrace refused, no BPF privileges, or the
+ *                           kernel refuses the process's /proc files (mem,
+ *                           maps, exe, map_files): e.g. CAP_SYS_PTRACE
+ *                           permitted but not effective (target resumed).
  *  TNFCTL_ERR_NOTDYNAMIC    the executable has no PT_INTERP/PT_DYNAMIC.
  *  TNFCTL_ERR_NOLIBTNFPROBE libtnfprobe.so.1 is not mapped (target resumed).
  *  TNFCTL_ERR_ALLOCFAIL     out of memory.
@@ -216,7 +219,10 @@ tnfctl_errcode_t tnfctl_pid_open(pid_t pid, tnfctl_handle_t **retval);
  *                           credentials the caller could not ptrace (unless
  *                           the caller has CAP_SYS_PTRACE); the program died
  *                           before the sync point (missing library, bad
- *                           format), or no BPF/ptrace privileges.
+ *                           format), or no BPF/ptrace privileges (the
+ *                           kernel refuses its /proc files: e.g.
+ *                           CAP_SYS_PTRACE permitted but not effective; the
+ *                           child is killed and reaped).
  *  TNFCTL_ERR_NOTDYNAMIC    a static executable (checked before exec).
  *  TNFCTL_ERR_NOLIBTNFPROBE libtnfprobe.so.1 not mapped (child killed).
  *  TNFCTL_ERR_ALLOCFAIL     out of memory.

@@ -36,6 +36,9 @@ static tnfctl_errcode_t access_err(struct tnfctl_handle *h)
 
 	if (h->pr.mode == TNF_MODE_DIRECT && (kill(h->pid, 0) || tnf_proc_exiting(t)))
 		return TNFCTL_ERR_NOPROCESS;
+	/* /proc refused to us (a capability permitted but not effective) */
+	if (h->pr.mode == TNF_MODE_DIRECT && tnf_proc_refused(t))
+		return TNFCTL_ERR_ACCES;
 	return TNFCTL_ERR_INTERNAL;
 }
 

@@ -138,6 +138,52 @@ bool tnf_proc_exiting(pid_t tid)
  * (a leader that called pthread_exit() has no memory nor exe; its threads
  * do).  Returns an fd, or -1 with errno from the most telling failure.
  */
+static bool refused(int fd)
+{
+	int e = errno;
+
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	return e == EPERM || e == EACCES;
+}
+
+/*
+ * Whether the kernel refuses us @pid's /proc files that an open needs
+ * (mem, maps, exe, map_files): their checks use the effective capability
+ * set (PTRACE_MODE_FSCREDS, CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE for
+ * map_files) where PTRACE_SEIZE uses the permitted one, so a seize can work
+ * while these fail.  Such a failure is the caller's lack of privilege.
+ */
+bool tnf_proc_refused(pid_t pid)
+{
+	char path[320];
+	struct dirent *de;
+	DIR *d;
+	bool r;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	if (refused(open(path, O_RDONLY | O_CLOEXEC)))
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	if (refused(open(path, O_RDONLY | O_CLOEXEC)))
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	if (refused(open(path, O_RDONLY | O_CLOEXEC)))
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/map_files", pid);
+	d = opendir(path);
+	if (!d)
+		return errno == EPERM || errno == EACCES;
+	while ((de = readdir(d)) && de->d_name[0] == '.')
+		;
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%.200s", pid, de ? de->d_name : "");
+	r = de && refused(open(path, O_RDONLY | O_CLOEXEC));
+	closedir(d);
+	return r;
+}
+
 int tnf_proc_open_task_file(pid_t pid, const char *name)
 {
 	char path[320];

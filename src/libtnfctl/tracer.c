@@ -282,6 +282,9 @@ static void fail_open(struct target *t, int err)
 	/* Killed in the middle of the open: its /proc and memory failing say only that. */
 	if (!t->exec_child && (t->dead || tnf_proc_exiting(t->tgid)))
 		err = TNFCTL_ERR_NOPROCESS;
+	else if ((err == TNFCTL_ERR_INTERNAL || err == TNFCTL_ERR_NOTDYNAMIC) && !t->dead &&
+		 tnf_proc_refused(live_tid(t)))
+		err = TNFCTL_ERR_ACCES; /* e.g. CAP_SYS_PTRACE permitted, not effective */
 	dbg("open of %d failed: %d\n", t->tgid, err);
 	if (t->exec_child && !t->dead) {
 		/* Killed first; the reply goes out once it is gone. */

@@ -123,6 +123,7 @@ bool tnf_proc_traced_by(pid_t tgid, pid_t tracer);
 bool tnf_proc_sigstop_pending(pid_t pid);
 bool tnf_proc_kthread(pid_t pid);
 bool tnf_proc_exiting(pid_t tid);
+bool tnf_proc_refused(pid_t pid);
 int tnf_proc_open_task_file(pid_t pid, const char *name);
 unsigned long long tnf_proc_starttime(pid_t pid);
 void tnf_proc_wait_stopped(pid_t pid);
