@@ -100,6 +100,9 @@ tnfctl_errcode_t tnf_client_adopt(struct tnfctl_handle *parent, int sock, pid_t 
 void tnf_client_note_lost(uint64_t lost);
 void tnf_spawned_add(pid_t pid);
 void tnf_spawned_reap(pid_t pid);
+/* Processes left stopped by our tnfctl_close(SUSPEND) (suspended.c). */
+void tnf_suspended_add(pid_t pid);
+bool tnf_suspended_take(pid_t pid);
 
 /* exec.c: program lookup and environment */
 tnfctl_errcode_t tnf_find_program(const char *pgm, char **path);

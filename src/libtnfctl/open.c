@@ -37,17 +37,23 @@ TNF_API tnfctl_errcode_t tnfctl_pid_open(pid_t pid, tnfctl_handle_t **retval)
 	struct tnfctl_handle *h;
 	struct tnf_rep rep;
 	tnfctl_errcode_t err;
+	bool ours;
 
 	if (!retval || pid == getpid())
 		return TNFCTL_ERR_BADARG;
 	if (pid <= 0)
 		return TNFCTL_ERR_NOPROCESS;
+	/* Left stopped by our own SUSPEND: a failed open resumes it (the helper does after a seize). */
+	ours = tnf_suspended_take(pid);
+	req.arg = ours;
 	err = check_caller_may_trace(pid);
-	if (err)
+	if (!err)
+		err = tnf_client_new_handle(&h);
+	if (err) {
+		if (ours && err != TNFCTL_ERR_NOPROCESS)
+			kill(pid, SIGCONT);
 		return err;
-	err = tnf_client_new_handle(&h);
-	if (err)
-		return err;
+	}
 	err = tnf_client_call(h, &req, -1, &rep);
 	if (!err)
 		err = rep.err;

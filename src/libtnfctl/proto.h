@@ -13,7 +13,7 @@
 
 enum tnf_op {
 	TNF_OP_NEW_HANDLE = 1, /* main socket: fd attached is a handle socket */
-	TNF_OP_PID_OPEN,       /* attach to pid */
+	TNF_OP_PID_OPEN,       /* attach to pid (arg 1: stopped by our own SUSPEND alone) */
 	TNF_OP_EXEC_ATTACH,    /* seize a child that is about to exec */
 	TNF_OP_CONTINUE,       /* resume until an event; fd attached = child handle socket */
 	TNF_OP_STOP,	       /* the controller was interrupted: stop the target */

@@ -238,6 +238,12 @@ bool tnf_proc_sigstop_pending(pid_t pid)
 	return pending;
 }
 
+/* In a job-control stop, or with one on its way (a SIGSTOP queued for the process). */
+bool tnf_proc_job_stopped(pid_t pid)
+{
+	return task_state(pid, pid) == 'T' || tnf_proc_sigstop_pending(pid);
+}
+
 /* Start time (clock ticks since boot): tells a process from a later one with its pid. */
 unsigned long long tnf_proc_starttime(pid_t pid)
 {

@@ -298,6 +298,12 @@ static void fail_open(struct target *t, int err)
 		reply_err(sock, err);
 		drop_fd(sock);
 		target_destroy(t);
+	} else if (t->keep_stop) {
+		/* Someone else's stop: left as it was found, and not ours to end later. */
+		pid_t pid = t->tgid;
+
+		close_detach(t, SIGSTOP, false, err);
+		suspended_forget(pid);
 	} else {
 		close_detach(t, 0, true, err);
 	}
@@ -715,21 +721,28 @@ static int seize_all(struct target *t)
 	return TNFCTL_ERR_NONE;
 }
 
-static void op_pid_open(int sock, pid_t pid)
+/* @ours: only our own SUSPEND stopped it (the client keeps that list). */
+static void op_pid_open(int sock, pid_t pid, bool ours)
 {
 	struct target *t;
 	int err = check_attachable(pid);
 
 	suspended_forget(pid);
 	if (err) {
+		/* Stopped by our SUSPEND alone (e.g. at an EXEC): a failed open resumes it. */
+		if (ours && err != TNFCTL_ERR_BUSY && err != TNFCTL_ERR_NOPROCESS)
+			kill(pid, SIGCONT);
 		reply_err(sock, err);
 		return;
 	}
 	t = target_new(pid, sock);
 	if (!t) {
+		if (ours)
+			kill(pid, SIGCONT);
 		reply_err(sock, TNFCTL_ERR_ALLOCFAIL);
 		return;
 	}
+	t->keep_stop = !ours && tnf_proc_job_stopped(pid);
 	err = seize_all(t);
 	if (err) {
 		fail_open(t, err);
@@ -1130,7 +1143,7 @@ static void on_handle_sock(int sock)
 	if (!t) {
 		switch (req.op) {
 		case TNF_OP_PID_OPEN:
-			op_pid_open(sock, req.pid);
+			op_pid_open(sock, req.pid, req.arg != 0);
 			break;
 		case TNF_OP_EXEC_ATTACH:
 			op_exec_attach(sock, req.pid);

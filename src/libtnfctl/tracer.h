@@ -62,6 +62,7 @@ struct target {
 	bool exit_rec;	     /* EXIT record arrived */
 	bool ended_group_stop;
 	bool lm_wait;	    /* PH_RUNNING: an event waits for a consistent link map */
+	bool keep_stop;	    /* pid_open of a process in someone else's job-control stop */
 	bool close_cont;    /* PH_CLOSING: SIGCONT once every thread is detached */
 	int close_sig;	    /* PH_CLOSING: SIGSTOP for SUSPEND */
 	int close_reply;    /* PH_CLOSING: error to reply once detached, or -1 */
@@ -124,6 +125,7 @@ bool tnf_proc_sigstop_pending(pid_t pid);
 bool tnf_proc_kthread(pid_t pid);
 bool tnf_proc_exiting(pid_t tid);
 bool tnf_proc_refused(pid_t pid);
+bool tnf_proc_job_stopped(pid_t pid);
 int tnf_proc_open_task_file(pid_t pid, const char *name);
 unsigned long long tnf_proc_starttime(pid_t pid);
 void tnf_proc_wait_stopped(pid_t pid);

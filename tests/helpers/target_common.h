@@ -16,6 +16,7 @@
  *   vfork_exec PATH      -> vfork child execs PATH: "vforked <pid> status <s>"
  *   spawn PATH           -> posix_spawn PATH: "spawned <pid> status <s>"
  *   exec PATH [ARG...]   -> execv from the main thread
+ *   unsetenv NAME        -> "unsetenv NAME" (e.g. LD_PRELOAD before an exec)
  *   execself             -> exec this program again with the same fds
  *   thread_execself      -> the same, from a new (non-leader) thread
  *   dlopen LIB           -> "dlopen ok" / "dlopen fail <why>"
@@ -399,6 +400,9 @@ static void tgt_command(char *line)
 		tgt_spawn(arg);
 	} else if (!strcmp(line, "exec")) {
 		tgt_do_exec(arg);
+	} else if (!strcmp(line, "unsetenv")) {
+		unsetenv(arg);
+		tgt_reply("unsetenv %s", arg);
 	} else if (!strcmp(line, "execself")) {
 		tgt_execself();
 	} else if (!strcmp(line, "thread_execself")) {

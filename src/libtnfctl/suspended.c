@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Processes this controller left stopped with tnfctl_close(SUSPEND), so that
+ * a tnfctl_pid_open of one that fails resumes it (only our own stop is ours
+ * to end; someone else's SIGSTOP is left alone).  Kept here, not in the
+ * tracer helper, which ends with the last handle.  A pidfd names each one,
+ * so a pid reused since is not taken for it.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "internal.h"
+
+struct susp {
+	pid_t pid;
+	int pidfd;
+};
+
+static pthread_mutex_t susp_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct susp *susp;
+static size_t nsusp;
+
+void tnf_suspended_add(pid_t pid)
+{
+	int fd = syscall(SYS_pidfd_open, pid, 0); /* close-on-exec */
+	struct susp *p;
+
+	if (fd < 0)
+		return;
+	pthread_mutex_lock(&susp_lock);
+	p = realloc(susp, (nsusp + 1) * sizeof(*p));
+	if (p) {
+		susp = p;
+		susp[nsusp].pid = pid;
+		susp[nsusp++].pidfd = fd;
+		fd = -1;
+	}
+	pthread_mutex_unlock(&susp_lock);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Forget @pid; true if it is still the process our SUSPEND left stopped. */
+bool tnf_suspended_take(pid_t pid)
+{
+	bool ours = false;
+	size_t i;
+
+	pthread_mutex_lock(&susp_lock);
+	for (i = 0; i < nsusp; i++)
+		if (susp[i].pid == pid) {
+			ours = ours || syscall(SYS_pidfd_send_signal, susp[i].pidfd, 0, NULL, 0) == 0;
+			close(susp[i].pidfd);
+			susp[i--] = susp[--nsusp];
+		}
+	pthread_mutex_unlock(&susp_lock);
+	return ours;
+}
