@@ -266,7 +266,8 @@ static bool reopen(struct follower *f)
 	tnfctl_close(f->h, TNFCTL_TARG_SUSPEND);
 	err = tnfctl_pid_open_flags(pid, TNFCTL_OPEN_EXEC_FAILED, &f->h);
 	if (err != TNFCTL_ERR_NONE) {
-		kill(pid, SIGCONT); /* end the stop our SUSPEND left it in */
+		/* The library resumed it: only our SUSPEND had stopped it. */
+		f->h = NULL;
 		msg("pid %d: no longer followed after exec: %s", pid, tnfctl_strerror(err));
 		return false;
 	}

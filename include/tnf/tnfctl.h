@@ -175,6 +175,14 @@ const char *tnfctl_strerror(tnfctl_errcode_t err);
  * job-control stop is attached and its stop ended (it is the handle that
  * holds it now).
  *
+ * When the open fails, the process is left as it was found, with one
+ * exception: a process that only this controller's SUSPEND close left
+ * stopped (the EXEC pattern above, when the new image is static or has no
+ * libtnfprobe.so.1) is resumed, on every error but NOPROCESS and BUSY
+ * (another tracer holds it then).  A process in someone else's job-control
+ * stop (a SIGSTOP the caller did not get from a SUSPEND) stays in it; one
+ * that was running runs on.
+ *
  * Errors:
  *  TNFCTL_ERR_BADARG        @pid is the caller's own process, or NULL @retval.
  *  TNFCTL_ERR_NOPROCESS     no such process, or it died during the attach.
@@ -183,11 +191,12 @@ const char *tnfctl_strerror(tnfctl_errcode_t err);
  *  TNFCTL_ERR_ACCES         ptrace refused, no BPF privileges, or the
  *                           kernel refuses the process's /proc files (mem,
  *                           maps, exe, map_files): e.g. CAP_SYS_PTRACE
- *                           permitted but not effective (target resumed).
+ *                           permitted but not effective.
  *  TNFCTL_ERR_NOTDYNAMIC    the executable has no PT_INTERP/PT_DYNAMIC.
- *  TNFCTL_ERR_NOLIBTNFPROBE libtnfprobe.so.1 is not mapped (target resumed).
+ *  TNFCTL_ERR_NOLIBTNFPROBE libtnfprobe.so.1 is not mapped.
  *  TNFCTL_ERR_ALLOCFAIL     out of memory.
- *  TNFCTL_ERR_INTERNAL      anything else (the target is resumed).
+ *  TNFCTL_ERR_INTERNAL      anything else.
+ * After each of these the process is released as said above.
  */
 tnfctl_errcode_t tnfctl_pid_open(pid_t pid, tnfctl_handle_t **retval);
 

@@ -320,7 +320,7 @@ static bool reattach(struct target *t, const char *path)
 		}
 	}
 	if (err) {
-		kill(pid, SIGCONT); /* end the stop SUSPEND left it in */
+		/* The library resumed it: only our SUSPEND had stopped it. */
 		prex_msg("process %d exec'd %s; cannot follow the new image: %s", (int)pid, path,
 			 tnfctl_strerror(err));
 		return false;
