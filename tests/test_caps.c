@@ -151,8 +151,8 @@ static int ok_err(int err)
 
 static void test_effective_caps_dropped(void **state)
 {
-	static const int caps[] = {CAP_SYS_PTRACE, CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN,
-				   CAP_DAC_OVERRIDE, CAP_MAP_FILES};
+	static const int caps[] = {CAP_SYS_PTRACE, CAP_BPF,	     CAP_PERFMON,
+				   CAP_SYS_ADMIN,  CAP_DAC_OVERRIDE, CAP_MAP_FILES};
 	int i, r, n = cap_rounds(), bad = 0, st;
 	struct cap_result *res;
 	struct tl_proc *po;
@@ -183,10 +183,11 @@ static void test_effective_caps_dropped(void **state)
 				continue;
 			}
 			if (!r)
-				print_message("# without %s (effective): exec_open %s, pid_open %s, "
-					      "watch_open %s\n",
-					      cap_name(caps[i]), tl_err_name(res->exec_err),
-					      tl_err_name(res->pid_err), tl_err_name(res->watch_err));
+				print_message(
+					"# without %s (effective): exec_open %s, pid_open %s, "
+					"watch_open %s\n",
+					cap_name(caps[i]), tl_err_name(res->exec_err),
+					tl_err_name(res->pid_err), tl_err_name(res->watch_err));
 			if (!ok_err(res->exec_err) || !ok_err(res->pid_err) ||
 			    !ok_err(res->watch_err) || res->exec_run || res->pid_run ||
 			    res->leftovers) {

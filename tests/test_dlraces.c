@@ -49,8 +49,8 @@ static int count_plug(tnfctl_handle_t *h)
  * One round: 4 dlopens, then 4 threads dlclose at once.  Returns NULL, or
  * what went wrong (the handle is then in an unknown state).
  */
-static const char *mtdlclose_round(tnfctl_handle_t *h, struct tl_proc *p, int first,
-				   char *why, size_t len)
+static const char *mtdlclose_round(tnfctl_handle_t *h, struct tl_proc *p, int first, char *why,
+				   size_t len)
 {
 	tnfctl_event_info_t info;
 	tnfctl_errcode_t err;
@@ -92,8 +92,7 @@ static const char *mtdlclose_round(tnfctl_handle_t *h, struct tl_proc *p, int fi
 	for (i = 0; i < 4; i++)
 		tl_expect(p, "dlopen ok");
 	if (count_plug(h)) {
-		snprintf(why, len, "%d probes of libtl_plug listed after 4 DLCLOSE",
-			 count_plug(h));
+		snprintf(why, len, "%d probes of libtl_plug listed after 4 DLCLOSE", count_plug(h));
 		return why;
 	}
 	if (tl_maps_has(p->pid, "libtl_plug.so")) {

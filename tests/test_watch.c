@@ -1112,13 +1112,19 @@ static void test_dl_both_link_kinds(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		W_TEST(test_shell_loop),	  W_TEST(test_fork_bomb),
-		W_TEST(test_threads_fork),	  W_TEST(test_exec_from_thread),
-		W_TEST(test_dlopen_dlclose),	  W_TEST(test_dlmopen_dlclose),
+		W_TEST(test_shell_loop),
+		W_TEST(test_fork_bomb),
+		W_TEST(test_threads_fork),
+		W_TEST(test_exec_from_thread),
+		W_TEST(test_dlopen_dlclose),
+		W_TEST(test_dlmopen_dlclose),
 		W_TEST(test_no_dl_without_flag),
-		W_TEST(test_descendants_at_open), W_TEST(test_lost_records_reported),
-		W_TEST(test_trees_side_by_side),  W_TEST(test_errors_and_permission),
-		W_TEST(test_follow_no_stop),	  W_TEST(test_dl_both_link_kinds),
+		W_TEST(test_descendants_at_open),
+		W_TEST(test_lost_records_reported),
+		W_TEST(test_trees_side_by_side),
+		W_TEST(test_errors_and_permission),
+		W_TEST(test_follow_no_stop),
+		W_TEST(test_dl_both_link_kinds),
 		TL_FINAL_TEST,
 	};
 

@@ -43,7 +43,7 @@ TNF_API tnfctl_errcode_t tnfctl_pid_open(pid_t pid, tnfctl_handle_t **retval)
 		return TNFCTL_ERR_BADARG;
 	if (pid <= 0)
 		return TNFCTL_ERR_NOPROCESS;
-	/* Left stopped by our own SUSPEND: a failed open resumes it (the helper does after a seize). */
+	/* Stopped by our own SUSPEND alone: a failed open resumes it. */
 	ours = tnf_suspended_take(pid);
 	req.arg = ours;
 	err = check_caller_may_trace(pid);

@@ -51,7 +51,8 @@ bool tnf_suspended_take(pid_t pid)
 	pthread_mutex_lock(&susp_lock);
 	for (i = 0; i < nsusp; i++)
 		if (susp[i].pid == pid) {
-			ours = ours || syscall(SYS_pidfd_send_signal, susp[i].pidfd, 0, NULL, 0) == 0;
+			ours = ours ||
+			       syscall(SYS_pidfd_send_signal, susp[i].pidfd, 0, NULL, 0) == 0;
 			close(susp[i].pidfd);
 			susp[i--] = susp[--nsusp];
 		}
