@@ -12,7 +12,8 @@
  *    other probes do not change.
  *
  * Rounds: TL_DLRACE_ROUNDS (default 30; 300 with TL_STRESS=full, as `make
- * stress` runs it), no randomness is needed to hit it.  Every round ends with the
+ * stress` runs it); the threads spin a pseudo-random while after the barrier,
+ * from TL_SEED (printed) plus the round.  Every round ends with the
  * target resumed and untraced, checked before it is told to exit.
  */
 #include "testlib.h"
@@ -49,8 +50,8 @@ static int count_plug(tnfctl_handle_t *h)
  * One round: 4 dlopens, then 4 threads dlclose at once.  Returns NULL, or
  * what went wrong (the handle is then in an unknown state).
  */
-static const char *mtdlclose_round(tnfctl_handle_t *h, struct tl_proc *p, int first, char *why,
-				   size_t len)
+static const char *mtdlclose_round(tnfctl_handle_t *h, struct tl_proc *p, int first,
+				   unsigned int seed, char *why, size_t len)
 {
 	tnfctl_event_info_t info;
 	tnfctl_errcode_t err;
@@ -74,7 +75,7 @@ static const char *mtdlclose_round(tnfctl_handle_t *h, struct tl_proc *p, int fi
 		snprintf(why, len, "%d probes of libtl_plug listed after dlopen", count_plug(h));
 		return why;
 	}
-	tl_send(p, "mtdlclose 4");
+	tl_send(p, "mtdlclose 4 %u", seed);
 	while (closes < 4) {
 		err = tnfctl_continue(h, &evt, NULL);
 		if (err || evt != TNFCTL_EVENT_DLCLOSE) {
@@ -104,6 +105,7 @@ static const char *mtdlclose_round(tnfctl_handle_t *h, struct tl_proc *p, int fi
 
 static void test_concurrent_dlclose(void **state)
 {
+	unsigned int seed = tl_env_int("TL_SEED", (int)(time(NULL) ^ getpid()));
 	int r, n = rounds(), failed = 0, first = 1;
 	char why[512], firstwhy[600] = "";
 	tnfctl_handle_t *h;
@@ -115,7 +117,7 @@ static void test_concurrent_dlclose(void **state)
 	tl_watchdog_extend(60 + n);
 	h = start(&p);
 	for (r = 0; r < n; r++) {
-		if (!mtdlclose_round(h, p, first, why, sizeof(why))) {
+		if (!mtdlclose_round(h, p, first, seed + r + 1, why, sizeof(why))) {
 			first = 0;
 			continue;
 		}
@@ -134,8 +136,9 @@ static void test_concurrent_dlclose(void **state)
 	assert_released(p->pid);
 	tl_send(p, "exit 0");
 	tl_assert_exits(p->pid, "told to exit");
-	print_message("# concurrent dlclose: %d rounds, %d failed, %.1f s%s%s\n", n, failed,
-		      (tl_now_ms() - t0) / 1000.0, failed ? "; the first: " : "", firstwhy);
+	print_message("# concurrent dlclose: %d rounds (TL_SEED %u), %d failed, %.1f s%s%s\n", n,
+		      seed, failed, (tl_now_ms() - t0) / 1000.0, failed ? "; the first: " : "",
+		      firstwhy);
 	if (failed)
 		fail_msg("%d of %d rounds failed, the first %s", failed, n, firstwhy);
 }

@@ -22,8 +22,9 @@
  *   dlopen LIB           -> "dlopen ok" / "dlopen fail <why>"
  *   dlclose              -> "dlclose <rc>"
  *   dlmopen LIB          -> dlmopen(LM_ID_NEWLM): "dlmopen ok" / "dlmopen fail <why>"
- *   mtdlclose N          -> N threads dlclose the last N handles at once (a
- *                           barrier first): "mtdlclosed <sum of the rcs>"
+ *   mtdlclose N [SEED]   -> N threads dlclose the last N handles at once (a
+ *                           barrier first; with SEED, each spins a pseudo-random
+ *                           while after it): "mtdlclosed <sum of the rcs>"
  *   threads N            -> N more threads blocked in read(): "threads <total>"
  *   exit N               -> exit(N)
  *   kill SIG             -> kill(getpid(), SIG); "survived" if still alive
@@ -216,20 +217,24 @@ static int tgt_read_cmd(char *line, size_t size);
 struct tgt_dlc {
 	pthread_barrier_t *start;
 	void *handle;
+	unsigned int spin;
 	int rc;
 };
 
 static void *tgt_dlclose_thread(void *arg)
 {
 	struct tgt_dlc *c = arg;
+	volatile unsigned int i;
 
 	pthread_barrier_wait(c->start);
+	for (i = 0; i < c->spin; i++)
+		;
 	c->rc = dlclose(c->handle);
 	return NULL;
 }
 
 /* mtdlclose: the last @n handles closed by @n threads at once. */
-static void tgt_mtdlclose(int n)
+static void tgt_mtdlclose(int n, unsigned int seed)
 {
 	struct tgt_dlc c[32];
 	pthread_t t[32];
@@ -244,6 +249,7 @@ static void tgt_mtdlclose(int n)
 	for (i = 0; i < n; i++) {
 		c[i].start = &b;
 		c[i].handle = tgt_dl[--tgt_ndl];
+		c[i].spin = seed ? rand_r(&seed) % 50000 : 0;
 		c[i].rc = -1;
 		if (pthread_create(&t[i], NULL, tgt_dlclose_thread, &c[i]))
 			break;
@@ -436,7 +442,9 @@ static void tgt_command(char *line)
 			tgt_reply("dlmopen fail %s", dlerror());
 		}
 	} else if (!strcmp(line, "mtdlclose")) {
-		tgt_mtdlclose(atoi(arg));
+		char *s = strchr(arg, ' ');
+
+		tgt_mtdlclose(atoi(arg), s ? (unsigned int)strtoul(s + 1, NULL, 10) : 0);
 #endif
 	} else if (!strcmp(line, "leaderexit")) {
 		/* The main thread leaves; another one takes the commands from now on. */
