@@ -11,7 +11,7 @@
  *    and controllable (they fire into the trace file), and the ids of the
  *    other probes do not change.
  *
- * Rounds: TL_DLRACE_ROUNDS (default 30; 300 with TL_STRESS=full, as `make
+ * Rounds: TL_DLRACE_ROUNDS (default 100; 1000 with TL_STRESS=full, as `make
  * stress` runs it); the threads spin a pseudo-random while after the barrier,
  * from TL_SEED (printed) plus the round.  Every round ends with the
  * target resumed and untraced, checked before it is told to exit.
@@ -23,7 +23,7 @@ static int rounds(void)
 {
 	const char *s = getenv("TL_STRESS");
 
-	return tl_env_int("TL_DLRACE_ROUNDS", s && !strcmp(s, "full") ? 300 : 30);
+	return tl_env_int("TL_DLRACE_ROUNDS", s && !strcmp(s, "full") ? 1000 : 100);
 }
 
 /* Nothing of ours left on @pid: running, no tracer. */
@@ -127,6 +127,10 @@ static void test_concurrent_dlclose(void **state)
 		tnfctl_close(h, TNFCTL_TARG_KILL);
 		tl_untrack_handle(h);
 		tl_assert_exits(p->pid, "killed after a failed round");
+		pthread_mutex_lock(&tl.lock);
+		tl_proc_close_fds(p);
+		p->used = 0; /* its slot for the next target */
+		pthread_mutex_unlock(&tl.lock);
 		h = start(&p);
 		first = 1;
 	}
