@@ -27,9 +27,17 @@ void tnf_suspended_add(pid_t pid)
 	int fd = syscall(SYS_pidfd_open, pid, 0); /* close-on-exec */
 	struct susp *p;
 
+	size_t i;
+
 	if (fd < 0)
 		return;
 	pthread_mutex_lock(&susp_lock);
+	/* Those gone since (never re-opened) are forgotten here. */
+	for (i = 0; i < nsusp; i++)
+		if (syscall(SYS_pidfd_send_signal, susp[i].pidfd, 0, NULL, 0)) {
+			close(susp[i].pidfd);
+			susp[i--] = susp[--nsusp];
+		}
 	p = realloc(susp, (nsusp + 1) * sizeof(*p));
 	if (p) {
 		susp = p;
