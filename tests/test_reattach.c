@@ -19,6 +19,15 @@ static int rounds(void)
 	return tl_env_int("TL_REATTACH_ROUNDS", s && !strcmp(s, "full") ? 30 : 3);
 }
 
+/* A target that has exited: its slot for the next round. */
+static void proc_release(struct tl_proc *p)
+{
+	pthread_mutex_lock(&tl.lock);
+	tl_proc_close_fds(p);
+	p->used = 0;
+	pthread_mutex_unlock(&tl.lock);
+}
+
 /* The command and reply fds a target was started with (its argv[1], argv[2]). */
 static void target_fds(pid_t pid, int *cfd, int *rfd)
 {
@@ -64,6 +73,7 @@ static void exec_then_reopen(const char *prog, bool noprobe, tnfctl_errcode_t wa
 	st = tl_reap(p->pid);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 3);
+	proc_release(p);
 }
 
 static void test_reopen_static_image_resumed(void **state)
@@ -109,6 +119,7 @@ static void foreign_stop_kept(const char *prog, tnfctl_errcode_t want)
 	st = tl_reap(p->pid);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 4);
+	proc_release(p);
 }
 
 static void test_failed_open_keeps_foreign_stop(void **state)
