@@ -510,7 +510,7 @@ int BPF_KPROBE(on_dlopen, const char *file)
 SEC("uprobe")
 int BPF_KPROBE(on_dlmopen, long lmid, const char *file)
 {
-	return save_dl_arg(file);
+	return save_dl_arg(file, true);
 }
 
 SEC("uprobe")
