@@ -210,7 +210,11 @@ static tnfctl_errcode_t agent_start(void)
 	if (n != (ssize_t)sizeof(rep) || rep.err != TNFCTL_ERR_NONE) {
 		close(sv[0]);
 		free(a);
-		return n == (ssize_t)sizeof(rep) ? (tnfctl_errcode_t)rep.err : TNFCTL_ERR_INTERNAL;
+		if (n != (ssize_t)sizeof(rep))
+			return TNFCTL_ERR_INTERNAL;
+		/* The BPF load's errno (EPERM: no privilege), for the caller's message. */
+		errno = rep.exit_status > 0 ? rep.exit_status : EPERM;
+		return (tnfctl_errcode_t)rep.err;
 	}
 	a->sock = sv[0];
 	fd_register(a->sock);
@@ -317,6 +321,7 @@ tnfctl_errcode_t tnf_client_adopt(struct tnfctl_handle *parent, int sock, pid_t 
 	pthread_mutex_lock(&agent_lock);
 	h->agent = parent->agent;
 	h->agent->users++;
+	h->open_flags = parent->open_flags;
 	pthread_mutex_unlock(&agent_lock);
 	*hp = h;
 	return TNFCTL_ERR_NONE;

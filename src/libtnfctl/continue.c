@@ -121,7 +121,8 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 			if (!err) {
 				sv[0] = -1;
 				/* A copy of the parent: same probes, same trace file. */
-				tnf_probes_attach_direct(*child_hndl);
+				if (!((*child_hndl)->open_flags & TNFCTL_OPEN_NOPROBES))
+					tnf_probes_attach_direct(*child_hndl);
 			}
 		}
 		break;

@@ -175,13 +175,14 @@ void tnf_free_env(char **env)
 }
 
 /*
- * The caller's environment with LD_PRELOAD = "[old:][dir/]libtnfprobe.so.1[:extra]".
+ * The caller's environment with LD_PRELOAD = "[old:][dir/]libtnfprobe.so.1[:extra]"
+ * (without @runtime: "[old:]extra").
  * Colons, not spaces, between the parts: a tool that edits LD_PRELOAD entry
  * by colon-separated entry keeps ours (valgrind, removing its own preloads
  * from a program it does not follow into exec, would drop "vgpreload.so
  * libtnfprobe.so.1 extra.so" whole when it ends in .so).
  */
-char **tnf_build_env(const char *ld_preload, const char *libtnfprobe_path)
+char **tnf_build_env(const char *ld_preload, const char *libtnfprobe_path, bool runtime)
 {
 	const char *old = getenv("LD_PRELOAD");
 	char *dir = NULL, *pre = NULL;
@@ -189,12 +190,18 @@ char **tnf_build_env(const char *ld_preload, const char *libtnfprobe_path)
 	char **env, **e;
 	int len;
 
-	if (!libtnfprobe_path)
-		libtnfprobe_path = dir = tnf_self_dir();
-	len = asprintf(&pre, "LD_PRELOAD=%s%s%s%s%s%s%s", old && *old ? old : "",
-		       old && *old ? ":" : "", libtnfprobe_path ? libtnfprobe_path : "",
-		       libtnfprobe_path ? "/" : "", TNFCTL_LIBTNFPROBE,
-		       ld_preload && *ld_preload ? ":" : "", ld_preload ? ld_preload : "");
+	if (!runtime)
+		len = asprintf(&pre, "LD_PRELOAD=%s%s%s", old && *old ? old : "",
+			       old && *old && ld_preload && *ld_preload ? ":" : "",
+			       ld_preload ? ld_preload : "");
+	else {
+		if (!libtnfprobe_path)
+			libtnfprobe_path = dir = tnf_self_dir();
+		len = asprintf(&pre, "LD_PRELOAD=%s%s%s%s%s%s%s", old && *old ? old : "",
+			       old && *old ? ":" : "", libtnfprobe_path ? libtnfprobe_path : "",
+			       libtnfprobe_path ? "/" : "", TNFCTL_LIBTNFPROBE,
+			       ld_preload && *ld_preload ? ":" : "", ld_preload ? ld_preload : "");
+	}
 	free(dir);
 	if (len < 0)
 		return NULL;

@@ -77,6 +77,7 @@ struct tnfctl_handle {
 	struct tnf_agent *agent; /* the helper serving it (client.c) */
 	pid_t pid;
 	bool exec_child; /* started by exec_open: killed by a DEFAULT close */
+	unsigned int open_flags; /* TNFCTL_OPEN_*, inherited by child handles */
 	enum tnf_hstate state;
 	bool have_event;
 	tnfctl_event_info_t last;
@@ -108,7 +109,7 @@ bool tnf_suspended_take(pid_t pid);
 tnfctl_errcode_t tnf_find_program(const char *pgm, char **path);
 tnfctl_errcode_t tnf_check_dynamic(const char *path);
 tnfctl_errcode_t tnf_check_setid(const char *path);
-char **tnf_build_env(const char *ld_preload, const char *libtnfprobe_path);
+char **tnf_build_env(const char *ld_preload, const char *libtnfprobe_path, bool runtime);
 void tnf_free_env(char **env);
 char *tnf_self_dir(void);
 

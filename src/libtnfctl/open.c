@@ -31,15 +31,17 @@ static tnfctl_errcode_t check_caller_may_trace(pid_t pid)
 	return TNFCTL_ERR_ACCES;
 }
 
-TNF_API tnfctl_errcode_t tnfctl_pid_open(pid_t pid, tnfctl_handle_t **retval)
+TNF_API tnfctl_errcode_t tnfctl_pid_open_flags(pid_t pid, unsigned int flags,
+					       tnfctl_handle_t **retval)
 {
-	struct tnf_req req = {.op = TNF_OP_PID_OPEN, .pid = pid};
+	struct tnf_req req = {.op = TNF_OP_PID_OPEN, .pid = pid, .flags = flags};
 	struct tnfctl_handle *h;
 	struct tnf_rep rep;
 	tnfctl_errcode_t err;
 	bool ours;
 
-	if (!retval || pid == getpid())
+	if (!retval || pid == getpid() ||
+	    (flags & ~(TNFCTL_OPEN_NOPROBES | TNFCTL_OPEN_EXEC_FAILED)))
 		return TNFCTL_ERR_BADARG;
 	if (pid <= 0)
 		return TNFCTL_ERR_NOPROCESS;
@@ -63,13 +65,19 @@ TNF_API tnfctl_errcode_t tnfctl_pid_open(pid_t pid, tnfctl_handle_t **retval)
 	}
 	h->pid = pid;
 	h->attrs.targ_pid = pid;
-	err = tnf_probes_attach_direct(h);
+	h->open_flags = flags;
+	err = flags & TNFCTL_OPEN_NOPROBES ? TNFCTL_ERR_NONE : tnf_probes_attach_direct(h);
 	if (err) {
 		tnfctl_close(h, TNFCTL_TARG_RESUME);
 		return err;
 	}
 	*retval = h;
 	return TNFCTL_ERR_NONE;
+}
+
+TNF_API tnfctl_errcode_t tnfctl_pid_open(pid_t pid, tnfctl_handle_t **retval)
+{
+	return tnfctl_pid_open_flags(pid, 0, retval);
 }
 
 static void reap(pid_t pid)
@@ -80,50 +88,79 @@ static void reap(pid_t pid)
 
 /*
  * The child waits on @go until the helper has seized it, so that the exec
- * itself is seen.  Only async-signal-safe calls between fork and execve.
+ * itself is seen; a failed execve's errno goes back on @ep (close-on-exec:
+ * EOF after a successful one).  Only async-signal-safe calls between fork
+ * and execve.
  */
-static pid_t spawn_waiting(const char *path, char *const *argv, char *const *envp, int go[2])
+static pid_t spawn_waiting(const char *path, char *const *argv, char *const *envp, int go[2],
+			   int ep[2], bool own_group)
 {
 	pid_t pid = fork();
 	sigset_t none;
+	ssize_t n;
 	char c;
+	int e;
 
 	if (pid != 0)
 		return pid;
 	close(go[1]);
-	setpgid(0, 0);
+	close(ep[0]);
+	if (own_group)
+		setpgid(0, 0);
 	/* The caller's blocked signals are the caller's business, not the program's. */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (read(go[0], &c, 1) == 1)
+	if (read(go[0], &c, 1) == 1) {
 		execve(path, argv, envp);
+		e = errno;
+		n = write(ep[1], &e, sizeof(e));
+		(void)n;
+	}
 	_exit(127);
 }
 
-TNF_API tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *const *envp,
-					  const char *ld_preload, const char *libtnfprobe_path,
-					  tnfctl_handle_t **retval)
+/* The errno of the child's failed execve, or @dflt if it sent none. */
+static int exec_errno(int fd, int dflt)
 {
-	struct tnf_req req = {.op = TNF_OP_EXEC_ATTACH};
+	int e;
+
+	return read(fd, &e, sizeof(e)) == (ssize_t)sizeof(e) ? e : dflt;
+}
+
+#define OPEN_EXEC_FLAGS (TNFCTL_OPEN_NOPROBES | TNFCTL_OPEN_FOREGROUND | TNFCTL_OPEN_EXEC_FAILED)
+
+TNF_API tnfctl_errcode_t tnfctl_exec_open_flags(const char *pgmname, char *const *argv,
+						char *const *envp, const char *ld_preload,
+						const char *libtnfprobe_path, unsigned int flags,
+						tnfctl_handle_t **retval)
+{
+	struct tnf_req req = {.op = TNF_OP_EXEC_ATTACH, .flags = flags};
+	bool noprobes = flags & TNFCTL_OPEN_NOPROBES;
 	struct tnfctl_handle *h = NULL;
 	char **env = NULL, *path = NULL;
+	int go[2] = {-1, -1}, ep[2] = {-1, -1};
+	int exec_err = 0;
 	tnfctl_errcode_t err;
 	struct tnf_rep rep;
-	int go[2] = {-1, -1};
 	pid_t pid;
 
-	if (!pgmname || !argv || !retval)
+	if (!pgmname || !argv || !retval || (flags & ~OPEN_EXEC_FLAGS))
 		return TNFCTL_ERR_BADARG;
 	err = tnf_find_program(pgmname, &path);
-	if (err)
+	if (err) {
+		errno = err == TNFCTL_ERR_FILENOTFOUND ? ENOENT : EACCES;
 		return err;
-	err = tnf_check_dynamic(path);
+	}
+	err = noprobes ? TNFCTL_ERR_NONE : tnf_check_dynamic(path);
 	if (!err)
 		err = tnf_check_setid(path);
-	if (err)
+	if (err) {
+		errno = EACCES;
 		goto out;
-	if (!envp) {
-		env = tnf_build_env(ld_preload, libtnfprobe_path);
+	}
+	/* NOPROBES: the environment is left alone unless the caller preloads something. */
+	if (!envp && (!noprobes || ld_preload)) {
+		env = tnf_build_env(ld_preload, libtnfprobe_path, !noprobes);
 		if (!env) {
 			err = TNFCTL_ERR_ALLOCFAIL;
 			goto out;
@@ -132,12 +169,19 @@ TNF_API tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv
 	err = tnf_client_new_handle(&h);
 	if (err)
 		goto out;
+	if (pipe2(ep, O_CLOEXEC)) {
+		err = TNFCTL_ERR_INTERNAL;
+		goto out_h;
+	}
 	if (pipe2(go, O_CLOEXEC)) {
 		err = TNFCTL_ERR_INTERNAL;
 		goto out_h;
 	}
-	pid = spawn_waiting(path, argv, envp ? envp : env, go);
+	pid = spawn_waiting(path, argv, envp ? envp : env ? env : environ, go, ep,
+			    !(flags & TNFCTL_OPEN_FOREGROUND));
 	close(go[0]);
+	close(ep[1]);
+	ep[1] = -1;
 	if (pid < 0) {
 		close(go[1]);
 		err = TNFCTL_ERR_ALLOCFAIL;
@@ -170,13 +214,17 @@ TNF_API tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv
 		/* The helper has killed it (or it died); collect the zombie. */
 		kill(pid, SIGKILL);
 		reap(pid);
+		exec_err = exec_errno(ep[0], 0);
+		if (exec_err)
+			err = exec_err == ENOENT ? TNFCTL_ERR_FILENOTFOUND : TNFCTL_ERR_ACCES;
 		goto out_h;
 	}
 	h->pid = pid;
 	h->attrs.targ_pid = pid;
 	h->exec_child = true;
+	h->open_flags = flags;
 	tnf_spawned_add(pid);
-	err = tnf_probes_attach_direct(h);
+	err = noprobes ? TNFCTL_ERR_NONE : tnf_probes_attach_direct(h);
 	if (err) {
 		tnfctl_close(h, TNFCTL_TARG_KILL);
 		h = NULL;
@@ -187,8 +235,23 @@ TNF_API tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv
 out_h:
 	if (h)
 		tnf_client_free_handle(h);
+	if (ep[0] >= 0)
+		close(ep[0]);
+	if (ep[1] >= 0)
+		close(ep[1]);
 out:
 	tnf_free_env(env);
 	free(path);
+	/* Why the program could not be started: its execve's errno, if it got that far. */
+	if (exec_err)
+		errno = exec_err;
 	return err;
+}
+
+TNF_API tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *const *envp,
+					  const char *ld_preload, const char *libtnfprobe_path,
+					  tnfctl_handle_t **retval)
+{
+	return tnfctl_exec_open_flags(pgmname, argv, envp, ld_preload, libtnfprobe_path, 0,
+				      retval);
 }

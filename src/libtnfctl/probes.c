@@ -318,6 +318,8 @@ void tnf_probes_release(struct tnfctl_handle *h)
 /* Whether @h (locked) takes probe and buffer calls now. */
 tnfctl_errcode_t tnf_probes_usable(struct tnfctl_handle *h)
 {
+	if (!h->pr.ready && (h->open_flags & TNFCTL_OPEN_NOPROBES))
+		return TNFCTL_ERR_NOLIBTNFPROBE;
 	if (!h->pr.ready)
 		return TNFCTL_ERR_BADARG;
 	if (h->pr.mode == TNF_MODE_DIRECT && h->state != TNF_H_STOPPED)

@@ -27,7 +27,7 @@ struct tnf_req {
 	uint32_t op;
 	int32_t pid;
 	uint32_t arg;
-	uint32_t pad;
+	uint32_t flags; /* PID_OPEN, EXEC_ATTACH: the handle's TNFCTL_OPEN_* */
 };
 
 /* Reply kinds on a handle socket. */

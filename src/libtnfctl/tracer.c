@@ -386,6 +386,19 @@ static void on_fork_rec(struct target *t, const struct tnf_rec *r)
 	queue_event(t, r, c);
 }
 
+/*
+ * NOPROBES, opened at the exec: rtld has mapped the start-up objects (the
+ * quiet SYNC stop), so libc's dlopen/dlclose can be probed now.
+ */
+static void startup_done(struct target *t)
+{
+	struct tnf_maps_info mi;
+
+	t->startup_pending = false;
+	if (!tnf_proc_maps(t->tgid, &mi) && mi.has_libc)
+		tnf_events_attach_libc(mi.libc_path);
+}
+
 static void on_record(const struct tnf_rec *r)
 {
 	struct target *t = target_find(r->tgid);
@@ -429,10 +442,13 @@ static void on_record(const struct tnf_rec *r)
 		th = thr_find(t, r->tid);
 		if (th && (r->flags & TNF_RF_STOPPED))
 			th->expect_sigstop++;
-		if (r->kind == TNF_REC_SYNC)
+		if (r->kind == TNF_REC_SYNC) {
 			t->sync_seen = true;
-		else
+			if (t->startup_pending)
+				startup_done(t);
+		} else {
 			queue_event(t, r, NULL);
+		}
 		break;
 	default:
 		break;
@@ -562,11 +578,12 @@ static void finish_open(struct target *t)
 	struct tnf_maps_info mi;
 	int sock = t->sock;
 
-	if (tnf_proc_maps(live_tid(t), &mi)) {
+	/* NOPROBES: a static program has no ld.so, which fails tnf_proc_maps(). */
+	if (tnf_proc_maps(live_tid(t), &mi) && !t->noprobes) {
 		fail_open(t, TNFCTL_ERR_INTERNAL);
 		return;
 	}
-	if (!mi.has_libtnfprobe) {
+	if (!mi.has_libtnfprobe && !t->noprobes) {
 		fail_open(t, TNFCTL_ERR_NOLIBTNFPROBE);
 		return;
 	}
@@ -578,25 +595,14 @@ static void finish_open(struct target *t)
 	reply_err(sock, TNFCTL_ERR_NONE);
 }
 
-/* Stopped at a point where ld.so is mapped: run to the rtld sync point if needed. */
-static void start_sync(struct target *t, bool check_done)
+/*
+ * Attached in a job-control stop, or with the SIGSTOP of one on its way
+ * (e.g. after SUSPEND): this handle holds the process now, so end it.
+ */
+static void end_user_stop(struct target *t)
 {
-	struct tnf_maps_info mi;
 	struct thr *th;
 
-	if (tnf_proc_maps(live_tid(t), &mi)) {
-		fail_open(t, TNFCTL_ERR_NOTDYNAMIC);
-		return;
-	}
-	if (tnf_rtld_locate(live_tid(t), &mi, &t->r_state_addr) ||
-	    tnf_events_attach_rtld(mi.ldso_path)) {
-		fail_open(t, TNFCTL_ERR_INTERNAL);
-		return;
-	}
-	/*
-	 * Attached in a job-control stop, or with the SIGSTOP of one on its way
-	 * (e.g. after SUSPEND): this handle holds the process now, so end it.
-	 */
 	for (th = t->thrs; th; th = th->next)
 		if (th->group_stop || th->pending_sig == SIGSTOP) {
 			th->group_stop = false;
@@ -608,6 +614,23 @@ static void start_sync(struct target *t, bool check_done)
 		t->expect_sigcont++;
 		kill(t->tgid, SIGCONT);
 	}
+}
+
+/* Stopped at a point where ld.so is mapped: run to the rtld sync point if needed. */
+static void start_sync(struct target *t, bool check_done)
+{
+	struct tnf_maps_info mi;
+
+	if (tnf_proc_maps(live_tid(t), &mi)) {
+		fail_open(t, TNFCTL_ERR_NOTDYNAMIC);
+		return;
+	}
+	if (tnf_rtld_locate(live_tid(t), &mi, &t->r_state_addr) ||
+	    tnf_events_attach_rtld(mi.ldso_path)) {
+		fail_open(t, TNFCTL_ERR_INTERNAL);
+		return;
+	}
+	end_user_stop(t);
 	if (check_done && tnf_rtld_consistent(live_tid(t), t->r_state_addr) == 1) {
 		finish_open(t);
 		return;
@@ -617,6 +640,37 @@ static void start_sync(struct target *t, bool check_done)
 	tnf_events_track(t->tgid, TNF_F_STOP_SYNC, t->r_state_addr);
 	t->phase = PH_SYNC_WAIT;
 	resume_all(t);
+}
+
+/*
+ * NOPROBES: the open ends where the target is stopped now (for exec_open,
+ * at the first instruction of the new image); nothing waits for rtld.  With
+ * ld.so mapped, its notifications still give DLOPEN/DLCLOSE; when rtld has
+ * not started yet (r_map still 0), its start-up RT_CONSISTENT is taken as
+ * a quiet SYNC stop rather than as a DLOPEN (see op_continue).  A static
+ * program, or a loader without _r_debug, has no dl events.
+ */
+static void open_noprobes(struct target *t)
+{
+	pid_t tid = live_tid(t);
+	struct tnf_maps_info mi;
+	uint64_t r_map = 0;
+
+	end_user_stop(t);
+	t->r_state_addr = 0;
+	t->startup_pending = false;
+	/* Fails for a static program: no ld.so mapped. */
+	if (!tnf_proc_maps(tid, &mi) && !tnf_rtld_locate(tid, &mi, &t->r_state_addr) &&
+	    !tnf_events_attach_rtld(mi.ldso_path)) {
+		if (tnf_proc_read(tid, t->r_state_addr - 16, &r_map, sizeof(r_map)) == 0 &&
+		    !r_map) {
+			t->startup_pending = true;
+			t->sync_seen = false;
+		}
+	} else {
+		t->r_state_addr = 0;
+	}
+	finish_open(t);
 }
 
 static int errno_to_err(int e)
@@ -637,7 +691,7 @@ static int errno_to_err(int e)
 	}
 }
 
-static int check_attachable(pid_t pid)
+static int check_attachable(pid_t pid, bool noprobes)
 {
 	int fd, dyn, tracer;
 
@@ -655,6 +709,8 @@ static int check_attachable(pid_t pid)
 		return TNFCTL_ERR_NOPROCESS;
 	if (tracer > 0)
 		return TNFCTL_ERR_BUSY;
+	if (noprobes)
+		return TNFCTL_ERR_NONE; /* static or dynamic alike */
 	fd = tnf_proc_open_task_file(pid, "exe");
 	if (fd < 0)
 		return errno_to_err(errno);
@@ -721,11 +777,15 @@ static int seize_all(struct target *t)
 	return TNFCTL_ERR_NONE;
 }
 
-/* @ours: only our own SUSPEND stopped it (the client keeps that list). */
-static void op_pid_open(int sock, pid_t pid, bool ours)
+/*
+ * @ours: only our own SUSPEND stopped it (the client keeps that list);
+ * @flags: TNFCTL_OPEN_*.
+ */
+static void op_pid_open(int sock, pid_t pid, bool ours, unsigned int flags)
 {
+	bool noprobes = flags & TNFCTL_OPEN_NOPROBES;
 	struct target *t;
-	int err = check_attachable(pid);
+	int err = check_attachable(pid, noprobes);
 
 	suspended_forget(pid);
 	if (err) {
@@ -743,6 +803,8 @@ static void op_pid_open(int sock, pid_t pid, bool ours)
 		return;
 	}
 	t->keep_stop = !ours && tnf_proc_job_stopped(pid);
+	t->noprobes = noprobes;
+	t->open_flags = flags;
 	err = seize_all(t);
 	if (err) {
 		fail_open(t, err);
@@ -753,7 +815,7 @@ static void op_pid_open(int sock, pid_t pid, bool ours)
 	evaluate(t);
 }
 
-static void op_exec_attach(int sock, pid_t pid)
+static void op_exec_attach(int sock, pid_t pid, unsigned int flags)
 {
 	struct tnf_rep rep;
 	struct target *t;
@@ -774,6 +836,8 @@ static void op_exec_attach(int sock, pid_t pid)
 		return;
 	}
 	t->exec_child = true;
+	t->noprobes = flags & TNFCTL_OPEN_NOPROBES;
+	t->open_flags = flags;
 	t->phase = PH_EXEC_WAIT;
 	t->bpf_flags = TNF_F_ARMED;
 	tnf_events_track(pid, TNF_F_ARMED, 0);
@@ -935,6 +999,9 @@ static void op_continue(struct target *t, bool want_child, int child_sock)
 			flags |= TNF_F_PTRACE_FORK;
 		if (t->open_flags & TNFCTL_OPEN_EXEC_FAILED)
 			flags |= TNF_F_EXEC_FAILED;
+		/* Opened before rtld's start-up: its RT_CONSISTENT is no DLOPEN. */
+		if (t->startup_pending && !t->sync_seen)
+			flags |= TNF_F_STOP_SYNC;
 		t->bpf_flags = flags;
 		tnf_events_track(t->tgid, flags, t->r_state_addr);
 		for (th = t->thrs; th; th = th->next)
@@ -1042,12 +1109,16 @@ static void evaluate(struct target *t)
 	case PH_EXEC_WAIT:
 		if (t->dead)
 			fail_open(t, TNFCTL_ERR_ACCES);
+		else if (t->exec_seen && fully_stopped(t) && t->noprobes)
+			open_noprobes(t);
 		else if (t->exec_seen && fully_stopped(t))
 			start_sync(t, false);
 		break;
 	case PH_OPEN_STOP:
 		if (t->dead)
 			fail_open(t, TNFCTL_ERR_NOPROCESS);
+		else if (fully_stopped(t) && t->noprobes)
+			open_noprobes(t);
 		else if (fully_stopped(t))
 			start_sync(t, true);
 		break;
@@ -1143,10 +1214,10 @@ static void on_handle_sock(int sock)
 	if (!t) {
 		switch (req.op) {
 		case TNF_OP_PID_OPEN:
-			op_pid_open(sock, req.pid, req.arg != 0);
+			op_pid_open(sock, req.pid, req.arg != 0, req.flags);
 			break;
 		case TNF_OP_EXEC_ATTACH:
-			op_exec_attach(sock, req.pid);
+			op_exec_attach(sock, req.pid, req.flags);
 			break;
 		case TNF_OP_LOST:
 			memset(&rep, 0, sizeof(rep));
@@ -1299,6 +1370,7 @@ int tnf_tracer_main(int sock)
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (e || epfd < 0 || sigfd < 0) {
 		rep.err = (e == -EPERM || e == -EACCES) ? TNFCTL_ERR_ACCES : TNFCTL_ERR_INTERNAL;
+		rep.exit_status = e < 0 ? -e : e ? 0 : errno; /* the load's errno, for the message */
 		tnf_send(main_sock, &rep, sizeof(rep), -1);
 		return 1;
 	}

@@ -63,6 +63,8 @@ struct target {
 	bool ended_group_stop;
 	bool lm_wait;	    /* PH_RUNNING: an event waits for a consistent link map */
 	bool keep_stop;	    /* pid_open of a process in someone else's job-control stop */
+	bool noprobes;	     /* TNFCTL_OPEN_NOPROBES: no runtime needed, no rtld sync wait */
+	bool startup_pending; /* NOPROBES: opened before rtld's start-up RT_CONSISTENT */
 	bool close_cont;    /* PH_CLOSING: SIGCONT once every thread is detached */
 	int close_sig;	    /* PH_CLOSING: SIGSTOP for SUSPEND */
 	int close_reply;    /* PH_CLOSING: error to reply once detached, or -1 */
