@@ -5,13 +5,26 @@
  *	tnfctl-follow [--no-stop] [-o FILE] -- CMD [ARGS...]
  *	tnfctl-follow [--no-stop] [-o FILE] -p PID
  *
- * Starts CMD under control (tnfctl_exec_open) or attaches to PID
- * (tnfctl_pid_open), then follows every process of the tree and prints one
- * line per event: milliseconds since start, pid, event, details.  It exits
- * with the root's status (128+N if a signal N killed it; 1 if the root could
- * not be followed to its end) once every followed process has ended, or with
- * 128+N after detaching on SIGINT, SIGTERM or SIGHUP.  Built only on the
- * public API of <tnf/tnfctl.h>:
+ * Starts CMD under control (tnfctl_exec_open_flags) or attaches to PID
+ * (tnfctl_pid_open_flags), then follows every process of the tree and prints
+ * one line per event: milliseconds since start, pid, event, details.  It
+ * never touches a probe, so it opens with TNFCTL_OPEN_NOPROBES: no process's
+ * environment is changed (no LD_PRELOAD), and static programs, `env -i`
+ * children and sanitizer builds are followed like any other.  CMD runs as
+ * it would untraced, in tnfctl-follow's own job (TNFCTL_OPEN_FOREGROUND):
+ * it reads the terminal, and the terminal's Ctrl-C, Ctrl-\ and Ctrl-Z reach
+ * the whole job (tnfctl-follow ignores those it shares with the job and
+ * waits for the job to end).  SIGINT, SIGQUIT, SIGTERM and SIGHUP sent to
+ * tnfctl-follow by kill(1) are passed on to every process of the tree
+ * (those created before the signal came, also if their FORK is reported
+ * later).  It exits, once every followed process has ended, with the root's
+ * status (128+N if a signal N killed it; 1 if the root could not be
+ * followed to its end).  With -p it detaches on SIGINT, SIGQUIT, SIGTERM or
+ * SIGHUP instead (the tree runs on) and exits with 128+N.  Exit codes: 2
+ * usage error, 127 CMD not found, 126 CMD found but cannot be run (its
+ * execve's reason is printed), 1 tnfctl-follow itself failed (e.g. no
+ * privilege), else the root's status.  Built only on the public API of
+ * <tnf/tnfctl.h>:
  *
  *	cc -o tnfctl-follow tnfctl-follow.c $(pkg-config --cflags --libs tnfctl) -lpthread
  *
@@ -19,7 +32,7 @@
  *  - One thread per handle, looping on tnfctl_continue().  A FORK hands the
  *    child's handle to a new thread.  An EXEC is followed by the documented
  *    dance: close the handle with SUSPEND, then tnfctl_pid_open() the pid.
- *  - SIGINT, SIGTERM and SIGHUP detach: their handler records the signal in
+ *  - With -p, SIGINT, SIGQUIT, SIGTERM and SIGHUP detach: their handler records the signal in
  *    stop_sig and wakes the main thread through a pipe.  The main thread
  *    then sends SIGUSR1 (no-op handler, no SA_RESTART) to every follower, so
  *    a blocked tnfctl_continue() returns TNFCTL_EVENT_EINTR.  A follower
@@ -38,9 +51,10 @@
  * extension): nothing is ever stopped, the kernel adds each child to the
  * tree itself, and one thread reads every event of the tree in the order
  * the kernel wrote them (within a process: in time order).  It polls the
- * watch's fd together with the signal pipe, so SIGINT, SIGTERM and SIGHUP
- * end it at once; the tree runs on.  With -p, the processes the root had
- * already created are followed too.
+ * watch's fd together with the signal pipe; signals are passed on as in the
+ * stopping mode (the pids come from the FORK and EXIT events).  With -p,
+ * the processes the root had already created are followed too, and
+ * SIGINT, SIGQUIT, SIGTERM and SIGHUP end it at once; the tree runs on.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,11 +70,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <tnf/tnfctl.h>
+
+/* Every process: no probes touched (no preload), failed execs reported. */
+#define OPEN_FLAGS (TNFCTL_OPEN_NOPROBES | TNFCTL_OPEN_EXEC_FAILED)
 
 #define KICK_MS 50 /* how often followers are re-kicked while stopping */
 
@@ -81,7 +99,14 @@ static struct follower *followers;			 /* live follower threads */
 static int root_status = -1;				 /* -1: not known (yet) */
 static int done_fd = -1;				 /* eventfd: all followers ended */
 static int wake_fd[2] = {-1, -1};			 /* self-pipe of on_term() */
-static atomic_int stop_sig;				 /* termination signal, 0 if none */
+static atomic_int stop_sig;				 /* -p: termination signal, 0 if none */
+static atomic_uint fwd_pending;				 /* CMD: signals to pass on (bit N) */
+static int fwd_sig;	 /* under lock: last signal passed on to the tree, 0 if none */
+static uint64_t fwd_ns;	 /* under lock: when */
+static bool attached;	 /* -p PID: detach on a signal instead of passing it on */
+
+/* The signals tnfctl-follow passes on to the tree (CMD) or detaches on (-p). */
+static const int term_sigs[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
 
 static const char *const event_names[] = {
 	[TNFCTL_EVENT_EINTR] = "EINTR",	  [TNFCTL_EVENT_TARGGONE] = "TARGGONE",
@@ -221,8 +246,12 @@ static void print_event(struct follower *f, tnfctl_event_t evt, tnfctl_event_inf
 
 static void *follow(void *arg);
 
-/* Serve @h (pid @pid) from a new thread; on failure detach from it. */
-static int spawn(tnfctl_handle_t *h, pid_t pid, bool root)
+/*
+ * Serve @h (pid @pid) from a new thread; on failure detach from it.  A
+ * process created at @fork_ns (0: the root) before a signal was passed on
+ * to the tree gets it too: it existed when the signal came.
+ */
+static int spawn(tnfctl_handle_t *h, pid_t pid, bool root, uint64_t fork_ns)
 {
 	struct follower *f = calloc(1, sizeof(*f));
 	pthread_attr_t attr;
@@ -238,6 +267,8 @@ static int spawn(tnfctl_handle_t *h, pid_t pid, bool root)
 		if (!err) {
 			f->next = followers;
 			followers = f;
+			if (fwd_sig && fork_ns && fork_ns <= fwd_ns)
+				kill(pid, fwd_sig);
 		}
 		pthread_mutex_unlock(&lock);
 		pthread_attr_destroy(&attr);
@@ -264,7 +295,7 @@ static bool reopen(struct follower *f)
 		return false;
 	}
 	tnfctl_close(f->h, TNFCTL_TARG_SUSPEND);
-	err = tnfctl_pid_open_flags(pid, TNFCTL_OPEN_EXEC_FAILED, &f->h);
+	err = tnfctl_pid_open_flags(pid, OPEN_FLAGS, &f->h);
 	if (err != TNFCTL_ERR_NONE) {
 		/* The library resumed it: only our SUSPEND had stopped it. */
 		f->h = NULL;
@@ -282,7 +313,14 @@ static void *follow(void *arg)
 	tnfctl_handle_t *child;
 	tnfctl_errcode_t err;
 	tnfctl_event_t evt;
+	sigset_t set;
+	size_t i;
 
+	/* The main thread takes the signals to pass on (or to detach on). */
+	sigemptyset(&set);
+	for (i = 0; i < sizeof(term_sigs) / sizeof(term_sigs[0]); i++)
+		sigaddset(&set, term_sigs[i]);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	for (;;) {
 		if (atomic_load(&stop_sig)) {
 			tnfctl_close(f->h, TNFCTL_TARG_RESUME);
@@ -299,7 +337,7 @@ static void *follow(void *arg)
 			continue; /* stop_sig is checked at the top */
 		print_event(f, evt, &info);
 		if (evt == TNFCTL_EVENT_FORK && child) {
-			spawn(child, info.child_pid, false);
+			spawn(child, info.child_pid, false, info.time_ns ? info.time_ns : 1);
 		} else if (evt == TNFCTL_EVENT_EXEC) {
 			if (!reopen(f))
 				break;
@@ -331,16 +369,38 @@ static void on_sigusr1(int sig)
 	(void)sig; /* only there to interrupt tnfctl_continue() */
 }
 
-/* SIGINT, SIGTERM, SIGHUP: async-signal-safe, whichever thread runs it. */
-static void on_term(int sig)
+/*
+ * SIGINT, SIGQUIT, SIGTERM, SIGHUP: async-signal-safe, whichever thread runs
+ * it.  One the terminal sent (SI_KERNEL) went to the whole foreground job,
+ * the traced processes included: nothing to pass on.
+ */
+static void on_term(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno, none = 0;
 	ssize_t n;
 
-	atomic_compare_exchange_strong(&stop_sig, &none, sig); /* the first one wins */
+	(void)uc;
+	if (!attached) {
+		if (si->si_code == SI_KERNEL)
+			return;
+		atomic_fetch_or(&fwd_pending, 1u << sig);
+	} else {
+		atomic_compare_exchange_strong(&stop_sig, &none, sig); /* the first one wins */
+	}
 	n = write(wake_fd[1], "", 1);
 	(void)n; /* a full pipe is already readable */
 	errno = saved_errno;
+}
+
+/* Pass @sig on to every followed process (under lock). */
+static void forward_locked(int sig)
+{
+	struct follower *f;
+
+	fwd_sig = sig;
+	fwd_ns = now_ns();
+	for (f = followers; f; f = f->next)
+		kill(f->pid, sig);
 }
 
 /* Wait for all followers to end; returns the termination signal taken, or 0. */
@@ -363,6 +423,17 @@ static int wait_all(void)
 		if (pfd[1].revents & POLLIN)
 			while (read(wake_fd[0], buf, sizeof(buf)) > 0)
 				;
+		if (!attached) {
+			unsigned int bits = atomic_exchange(&fwd_pending, 0);
+			int sig;
+
+			pthread_mutex_lock(&lock);
+			for (sig = 1; sig < 32; sig++)
+				if (bits & (1u << sig))
+					forward_locked(sig);
+			pthread_mutex_unlock(&lock);
+			continue;
+		}
 		if (!atomic_load(&stop_sig))
 			continue;
 		pthread_mutex_lock(&lock);
@@ -386,11 +457,75 @@ static void usage(FILE *fp, int status)
 	exit(status);
 }
 
-/* The exit status of tnfctl-follow when CMD or PID cannot be followed. */
-static int open_failed(const char *name, tnfctl_errcode_t err)
+/* A usage error: say what is wrong, exit 2. */
+__attribute__((format(printf, 1, 2), noreturn)) static void bad_usage(const char *fmt, ...)
 {
-	msg("%s: %s", name, tnfctl_strerror(err));
-	return err == TNFCTL_ERR_FILENOTFOUND ? 127 : err == TNFCTL_ERR_ACCES ? 126 : 1;
+	va_list ap;
+
+	fputs("tnfctl-follow: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'tnfctl-follow --help' for more information.\n", stderr);
+	exit(2);
+}
+
+/* The capabilities BPF and ptrace need that the caller lacks, in @buf ("" if none). */
+static void missing_caps(char *buf, size_t len)
+{
+	static const struct {
+		int bit;
+		const char *name;
+	} caps[] = {{39, "CAP_BPF"}, {38, "CAP_PERFMON"}, {19, "CAP_SYS_PTRACE"}};
+	unsigned long long eff = 0;
+	char line[128];
+	size_t i, n = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	if (f)
+		fclose(f);
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++)
+		if (!(eff & (1ULL << caps[i].bit)) && n < len)
+			n += snprintf(buf + n, len - n, "%s%s", n ? ", " : "", caps[i].name);
+}
+
+/*
+ * The exit status of tnfctl-follow when CMD (@cmd) or PID cannot be
+ * followed, after a message that says why; @e is the errno the open left.
+ */
+static int open_failed(const char *name, bool cmd, tnfctl_errcode_t err, int e)
+{
+	char caps[64];
+	struct stat st;
+
+	if (err == TNFCTL_ERR_ACCES && e == EPERM) {
+		missing_caps(caps, sizeof(caps));
+		msg("not permitted to trace: BPF and ptrace need root, or CAP_BPF, CAP_PERFMON "
+		    "and CAP_SYS_PTRACE%s%s%s",
+		    caps[0] ? " (missing: " : "", caps, caps[0] ? ")" : "");
+		return 1;
+	}
+	if (err == TNFCTL_ERR_INTERNAL && stat("/sys/kernel/btf/vmlinux", &st)) {
+		msg("this kernel has no BTF (/sys/kernel/btf/vmlinux): it needs "
+		    "CONFIG_DEBUG_INFO_BTF=y");
+		return 1;
+	}
+	if (cmd && (err == TNFCTL_ERR_FILENOTFOUND || err == TNFCTL_ERR_ACCES)) {
+		/* The reason execve (or the $PATH lookup) gave, as a shell says it. */
+		if (!e || (err == TNFCTL_ERR_FILENOTFOUND && e != ENOENT && e != ENOTDIR))
+			e = err == TNFCTL_ERR_FILENOTFOUND ? ENOENT : EACCES;
+		msg("%s: %s", name, strerror(e));
+		return err == TNFCTL_ERR_FILENOTFOUND ? 127 : 126;
+	}
+	if (cmd)
+		msg("%s: %s", name, tnfctl_strerror(err));
+	else
+		msg("pid %s: %s", name, tnfctl_strerror(err));
+	return 1;
 }
 
 /* Print one watch event as the stopping mode prints its events. */
@@ -434,23 +569,46 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 	static tnfctl_watch_event_t ev; /* 4 KiB of path: not on the stack */
 	struct pollfd pfd[2] = {{.events = POLLIN}, {.fd = wake_fd[0], .events = POLLIN}};
 	bool spawned = !pid, skip_exec = !pid, end = false;
-	int r = 0, status = -1, sig = 0, st;
+	int r = 0, status = -1, sig = 0, st, e;
 	tnfctl_errcode_t err;
 	unsigned long long lost;
 	tnfctl_watch_t *w;
 	char buf[64];
+	pid_t *live = NULL; /* CMD: the tree's live processes, to pass signals on to */
+	size_t nlive = 0, cap = 0, i;
+	unsigned int bits;
 
+	errno = 0;
 	if (pid)
 		err = tnfctl_watch_open(pid, TNFCTL_WATCH_DL, &w);
 	else
-		err = tnfctl_watch_exec(name, cmd, NULL, TNFCTL_WATCH_DL, &w, &pid);
+		err = tnfctl_watch_exec(name, cmd, NULL, TNFCTL_WATCH_DL | TNFCTL_WATCH_FOREGROUND,
+					&w, &pid);
+	e = errno;
 	if (err != TNFCTL_ERR_NONE)
-		return open_failed(name, err);
+		return open_failed(name, spawned, err, e);
 	signal(SIGPIPE, SIG_IGN);
 	pfd[0].fd = tnfctl_watch_fd(w);
+	if (spawned && (live = malloc(sizeof(*live) * (cap = 64))))
+		live[nlive++] = pid;
 	while (!end && !(sig = atomic_load(&stop_sig))) {
 		while (!end && (r = tnfctl_watch_next(w, &ev, 0)) == 1) {
 			end = ev.kind == TNFCTL_WATCH_END;
+			if (live && ev.kind == TNFCTL_WATCH_FORK) {
+				pid_t *p = nlive < cap ? live : realloc(live, sizeof(*live) * (cap *= 2));
+
+				if (p) {
+					live = p;
+					live[nlive++] = ev.child_pid;
+				}
+				/* Created before a signal we passed on: it gets it too. */
+				if (fwd_sig && ev.time_ns <= fwd_ns)
+					kill(ev.child_pid, fwd_sig);
+			} else if (live && ev.kind == TNFCTL_WATCH_EXIT) {
+				for (i = 0; i < nlive; i++)
+					if (live[i] == ev.pid)
+						live[i--] = live[--nlive];
+			}
 			/* exec_open returns after the root's exec: never printed */
 			if (skip_exec && ev.kind == TNFCTL_WATCH_EXEC && ev.pid == pid) {
 				skip_exec = false;
@@ -460,6 +618,16 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 				status = ev.term_signal ? 128 + ev.term_signal : ev.exit_status;
 			print_watch_event(w, &ev);
 		}
+		/* Every event read: pass the signals that came on to the live tree. */
+		bits = spawned ? atomic_exchange(&fwd_pending, 0) : 0;
+		for (sig = 1; bits && sig < 32; sig++)
+			if (bits & (1u << sig)) {
+				fwd_sig = sig;
+				fwd_ns = now_ns();
+				for (i = 0; i < nlive; i++)
+					kill(live[i], sig);
+			}
+		sig = 0;
 		if (r < 0) {
 			msg("%s: %s", name, tnfctl_strerror(-r));
 			break;
@@ -474,6 +642,7 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 			while (read(wake_fd[0], buf, sizeof(buf)) > 0)
 				;
 	}
+	free(live);
 	lost = tnfctl_watch_lost(w);
 	tnfctl_watch_close(w);
 	if (lost)
@@ -503,7 +672,8 @@ int main(int argc, char **argv)
 	tnfctl_errcode_t err;
 	tnfctl_handle_t *h;
 	pid_t pid = 0;
-	int c, fd, sig, status;
+	int c, fd, sig, status, e;
+	size_t i;
 	bool no_stop = false;
 	char *end;
 	long v;
@@ -525,15 +695,21 @@ int main(int argc, char **argv)
 			errno = 0;
 			v = strtol(optarg, &end, 10);
 			if (errno || end == optarg || *end || v <= 0 || v > INT_MAX)
-				usage(stderr, 2);
+				bad_usage("-p: '%s' is not a process id (a positive decimal number)",
+					  optarg);
 			pid = (pid_t)v;
 			break;
 		default:
-			usage(stderr, 2);
+			/* getopt_long has named the bad option. */
+			bad_usage("bad option");
 		}
 	}
-	if (!pid == (optind == argc)) /* exactly one of -p PID and CMD */
-		usage(stderr, 2);
+	if (pid && optind < argc)
+		bad_usage("both -p %s and a command '%s' given: follow one or the other", pid_arg,
+			  argv[optind]);
+	if (!pid && optind == argc)
+		bad_usage("no command given, and no -p PID");
+	attached = pid != 0;
 
 	out = stdout;
 	if (out_path) {
@@ -552,28 +728,31 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sa.sa_handler = on_sigusr1;
 	sigaction(SIGUSR1, &sa, NULL);
-	sa.sa_handler = on_term;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_sigaction = on_term;
+	sa.sa_flags = SA_SIGINFO;
+	for (i = 0; i < sizeof(term_sigs) / sizeof(term_sigs[0]); i++)
+		sigaction(term_sigs[i], &sa, NULL);
 
 	if (no_stop)
 		return follow_no_stop(pid ? pid_arg : argv[optind], pid, &argv[optind]);
+	/* No probes, no preload; CMD in our job, on our terminal. */
+	errno = 0;
 	if (pid) {
 		name = pid_arg;
-		err = tnfctl_pid_open_flags(pid, TNFCTL_OPEN_EXEC_FAILED, &h);
+		err = tnfctl_pid_open_flags(pid, OPEN_FLAGS, &h);
 	} else {
 		name = argv[optind];
 		err = tnfctl_exec_open_flags(name, &argv[optind], NULL, NULL, NULL,
-					     TNFCTL_OPEN_EXEC_FAILED, &h);
+					     OPEN_FLAGS | TNFCTL_OPEN_FOREGROUND, &h);
 	}
+	e = errno;
 	if (err != TNFCTL_ERR_NONE)
-		return open_failed(name, err);
+		return open_failed(name, !pid, err, e);
 	/* Only now: an ignored SIGPIPE would have been inherited across the exec. */
 	signal(SIGPIPE, SIG_IGN);
 	if (tnfctl_trace_attrs_get(h, &attrs) == TNFCTL_ERR_NONE)
 		pid = attrs.targ_pid;
-	if (spawn(h, pid, true))
+	if (spawn(h, pid, true, 0))
 		return 1;
 
 	sig = wait_all();
@@ -582,6 +761,7 @@ int main(int argc, char **argv)
 	if (fflush(out) || ferror(out))
 		msg("%s: write error", out_path ? out_path : "stdout");
 	pthread_mutex_lock(&lock);
+	/* A signal taken (-p) detached us; with CMD the root's status is ours. */
 	status = sig ? 128 + sig : root_status >= 0 ? root_status : 1;
 	pthread_mutex_unlock(&lock);
 	return status;

@@ -711,6 +711,12 @@ tnfctl_errcode_t tnfctl_event_exec_get(tnfctl_handle_t *hndl, struct tnfctl_exec
  * close, depending on how many processes map that libc.
  */
 #define TNFCTL_WATCH_DL 0x1u /* also report dlopen() and dlclose() calls */
+/*
+ * tnfctl_watch_exec() only: the command stays in the caller's process group
+ * (its job) instead of a group of its own, as TNFCTL_OPEN_FOREGROUND does
+ * for tnfctl_exec_open_flags().
+ */
+#define TNFCTL_WATCH_FOREGROUND 0x2u
 
 typedef struct tnfctl_watch tnfctl_watch_t;
 
@@ -761,7 +767,8 @@ tnfctl_errcode_t tnfctl_watch_open(pid_t root, unsigned int flags, tnfctl_watch_
  * @pgm: looked up on $PATH when it holds no '/'; @argv: its arguments
  * (NULL-terminated, argv[0] included); @envp: its environment, or NULL for
  * the caller's.  @flags, @w: as for tnfctl_watch_open.  @pid: receives the
- * command's pid.  The command is forked in its own process group, held
+ * command's pid.  The command is forked in its own process group (in the
+ * caller's with TNFCTL_WATCH_FOREGROUND, a Linux extension), held
  * before execve until the watch is in place, then released, so the first
  * event is its EXEC.  It is the caller's child: the caller reaps it
  * (waitpid) and may signal it; the watch never does.  If execve fails the

@@ -16,7 +16,8 @@
 extern char **environ;
 
 /* Only async-signal-safe calls between fork and execve. */
-static pid_t spawn_held(const char *path, char *const *argv, char *const *envp, int go[2])
+static pid_t spawn_held(const char *path, char *const *argv, char *const *envp, int go[2],
+			bool own_group)
 {
 	pid_t pid = fork();
 	sigset_t none;
@@ -25,7 +26,8 @@ static pid_t spawn_held(const char *path, char *const *argv, char *const *envp, 
 	if (pid != 0)
 		return pid;
 	close(go[1]);
-	setpgid(0, 0);
+	if (own_group)
+		setpgid(0, 0);
 	/* The caller's blocked signals are the caller's business, not the program's. */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -43,7 +45,7 @@ TNF_API tnfctl_errcode_t tnfctl_watch_exec(const char *pgm, char *const argv[], 
 	char *path;
 	pid_t pid;
 
-	if (!pgm || !argv || !wp || !pidp || (flags & ~TNFCTL_WATCH_DL))
+	if (!pgm || !argv || !wp || !pidp || (flags & ~(TNFCTL_WATCH_DL | TNFCTL_WATCH_FOREGROUND)))
 		return TNFCTL_ERR_BADARG;
 	err = tnf_find_program(pgm, &path);
 	if (err)
@@ -52,7 +54,8 @@ TNF_API tnfctl_errcode_t tnfctl_watch_exec(const char *pgm, char *const argv[], 
 		free(path);
 		return TNFCTL_ERR_INTERNAL;
 	}
-	pid = spawn_held(path, argv, envp ? envp : environ, go);
+	pid = spawn_held(path, argv, envp ? envp : environ, go, !(flags & TNFCTL_WATCH_FOREGROUND));
+	flags &= ~TNFCTL_WATCH_FOREGROUND;
 	close(go[0]);
 	free(path);
 	if (pid < 0) {
