@@ -150,6 +150,17 @@ $(B)/tests/helpers/static_prog: tests/helpers/static_prog.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -static -o $@ $<
 
+$(B)/tests/helpers/static_exit: SAN :=
+$(B)/tests/helpers/static_exit: tests/helpers/static_exit.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -static -o $@ $<
+
+# Built with AddressSanitizer whatever SAN says: it checks that nothing is preloaded.
+$(B)/tests/helpers/asan_prog: SAN :=
+$(B)/tests/helpers/asan_prog: tests/helpers/asan_prog.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fsanitize=address -o $@ $<
+
 $(B)/tests/helpers/%: tests/helpers/%.c tests/helpers/target_common.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(SAN_TARGET) -ldl -lpthread
