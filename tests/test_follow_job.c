@@ -1,0 +1,617 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * build/tnfctl-follow as a user runs it, in both modes (stopping, and
+ * --no-stop): an ASan program with nothing preloaded, static programs,
+ * env -i and -p of a probe-less process with every event; on a pty,
+ * interactive programs that read what is typed, Ctrl-C and SIGTERM ending
+ * a whole traced tree with nothing left running, and the exit status;
+ * usage and open errors that name what is wrong, with the documented exit
+ * codes.
+ */
+#include <pty.h>
+#include "testlib.h"
+
+static const char *const modes[] = {NULL, "--no-stop"};
+#define MODE_NAME(m) ((m) ? (m) : "stopping mode")
+
+/* ---- running tnfctl-follow on a pipe ---- */
+
+struct run {
+	int status; /* wait status */
+	char out[1 << 16];
+	size_t len;
+};
+
+/* Collects @fd until EOF and @pid's exit (within the timeout). */
+static void collect(struct run *r, int fd, pid_t pid)
+{
+	long long end = tl_now_ms() + 4 * tl.timeout_ms;
+	ssize_t n;
+
+	r->len = 0;
+	for (;;) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		int left = end - tl_now_ms();
+
+		if (left <= 0)
+			fail_msg("tnfctl-follow: no EOF within %d ms; output: %.*s",
+				 4 * tl.timeout_ms, (int)r->len, r->out);
+		if (poll(&pfd, 1, left) < 0 && errno != EINTR)
+			break;
+		n = read(fd, r->out + r->len, sizeof(r->out) - 1 - r->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		r->len += n;
+	}
+	r->out[r->len] = '\0';
+	close(fd);
+	r->status = tl_reap(pid);
+}
+
+/* tnfctl-follow ARGS (NULL-terminated, up to 24) with stdout+stderr on a pipe. */
+static void follow_pipe(struct run *r, const char *mode, char *const *args)
+{
+	char *argv[32], **env;
+	int out[2], i = 0, j;
+	pid_t pid;
+
+	argv[i++] = tl.follow;
+	if (mode)
+		argv[i++] = (char *)mode;
+	for (j = 0; args[j] && i < 30; j++)
+		argv[i++] = args[j];
+	argv[i] = NULL;
+	if (pipe2(out, O_CLOEXEC))
+		abort();
+	env = tl_env_build(NULL);
+	pid = tl_spawn(argv, env, out[1], NULL);
+	free(env);
+	close(out[1]);
+	collect(r, out[0], pid);
+}
+
+static void expect_exit(const struct run *r, int code, const char *what, const char *mode)
+{
+	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != code)
+		fail_msg("%s (%s): wait status 0x%x, expected exit %d; output:\n%s", what,
+			 MODE_NAME(mode), r->status, code, r->out);
+}
+
+static void expect_out(const struct run *r, const char *needle, const char *what,
+		       const char *mode)
+{
+	if (!strstr(r->out, needle))
+		fail_msg("%s (%s): no \"%s\" in the output:\n%s", what, MODE_NAME(mode), needle,
+			 r->out);
+}
+
+static char helper_path[PATH_MAX + 64];
+
+static const char *helper(const char *name)
+{
+	snprintf(helper_path, sizeof(helper_path), "%s/tests/helpers/%s", tl.bdir, name);
+	return helper_path;
+}
+
+/*
+ * An ASan program starts only if nothing comes before its runtime in the
+ * library list: under tnfctl-follow it runs, unpreloaded, and exits 0.
+ */
+static void test_follow_asan_both_modes(void **state)
+{
+	char *args[] = {"--", NULL, NULL};
+	static struct run r;
+	size_t m;
+
+	(void)state;
+	tl_require_root();
+	args[1] = (char *)helper("asan_prog");
+	for (m = 0; m < 2; m++) {
+		follow_pipe(&r, modes[m], args);
+		expect_exit(&r, 0, "ASan program", modes[m]);
+		expect_out(&r, "asan_prog: LD_PRELOAD (unset)", "ASan program", modes[m]);
+		if (strstr(r.out, "ASan runtime does not come first"))
+			fail_msg("ASan refused to start (%s):\n%s", MODE_NAME(modes[m]), r.out);
+	}
+}
+
+/* Lines "<ms> <pid> <EVENT> <details>" naming @event with @detail. */
+static int count_lines(const char *out, const char *event, const char *detail)
+{
+	const char *l;
+	int n = 0;
+
+	for (l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		char ev[16], rest[512];
+		const char *eol = strchr(l, '\n');
+		size_t len = eol ? (size_t)(eol - l) : strlen(l);
+		double ms;
+		int pid, k = 0;
+
+		if (len >= sizeof(rest))
+			continue;
+		memcpy(rest, l, len);
+		rest[len] = '\0';
+		if (sscanf(rest, "%lf %d %15s %n", &ms, &pid, ev, &k) < 3 || !k)
+			continue;
+		if (!strcmp(ev, event) && strstr(rest + k, detail))
+			n++;
+	}
+	return n;
+}
+
+static void expect_lines(const struct run *r, const char *event, const char *detail, int want)
+{
+	int got = count_lines(r->out, event, detail);
+
+	if (got != want)
+		fail_msg("%d %s lines with \"%s\", expected %d; output:\n%s", got, event, detail,
+			 want, r->out);
+}
+
+/*
+ * The stopping mode follows a static program (and its child), env -i and the
+ * program it execs without an environment, with every event.
+ */
+static void test_follow_static_and_env_i(void **state)
+{
+	char script[PATH_MAX * 2 + 128];
+	char *args[] = {"--", "/bin/sh", "-c", script, NULL};
+	static struct run r;
+
+	(void)state;
+	tl_require_root();
+	snprintf(script, sizeof(script), "%s 4; env -i /bin/sh -c 'exit 3'; exit 9",
+		 helper("static_exit"));
+	follow_pipe(&r, NULL, args);
+	expect_exit(&r, 9, "sh running a static program and env -i", NULL);
+	expect_lines(&r, "EXEC", "static_exit", 1);
+	expect_lines(&r, "EXIT", "status 7", 1); /* the static program's child */
+	expect_lines(&r, "EXIT", "status 4", 1);
+	expect_lines(&r, "EXEC", "/usr/bin/env", 1);
+	expect_lines(&r, "EXEC", "/bin/sh", 1);
+	expect_lines(&r, "EXIT", "status 3", 1);
+	expect_lines(&r, "EXIT", "status 9", 1);
+	/* sh forks twice, static_exit once */
+	expect_lines(&r, "FORK", "child", 3);
+	if (strstr(r.out, "no longer followed") || strstr(r.out, "detached"))
+		fail_msg("a process was lost:\n%s", r.out);
+}
+
+/* -p of a running process that has no libtnfprobe: its fork, child and exit. */
+static void test_follow_pid_probe_less(void **state)
+{
+	struct tl_proc *p;
+	char pid_s[16];
+	char *argv[] = {tl.follow, "-p", pid_s, NULL};
+	static struct run r;
+	long long end;
+	char **env;
+	int out[2];
+	pid_t f;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 0);
+	snprintf(pid_s, sizeof(pid_s), "%d", p->pid);
+	if (pipe2(out, O_CLOEXEC))
+		abort();
+	env = tl_env_build(NULL);
+	f = tl_spawn(argv, env, out[1], NULL);
+	free(env);
+	close(out[1]);
+	/* Attached: from here the target stops before it reads a command (see below). */
+	end = tl_now_ms() + tl.timeout_ms;
+	while (tl_tracer_pid(p->pid) <= 0) {
+		struct pollfd none = {.fd = -1};
+
+		if (tl_now_ms() > end)
+			fail_msg("tnfctl-follow -p %d did not attach within %d ms", p->pid,
+				 tl.timeout_ms);
+		poll(&none, 0, 5);
+	}
+	/*
+	 * The seize and the interrupt that follows it are one step of the
+	 * tracer; the target, blocked in read(), runs only after the follower's
+	 * first tnfctl_continue, which arms the FORK stop first.
+	 */
+	tl_send(p, "fork 3");
+	tl_expect(p, "child");
+	tl_expect(p, "forked");
+	tl_send(p, "exit 5");
+	collect(&r, out[0], f);
+	expect_exit(&r, 5, "-p of a probe-less process", NULL);
+	expect_lines(&r, "FORK", "child", 1);
+	expect_lines(&r, "EXIT", "status 3", 1);
+	expect_lines(&r, "EXIT", "status 5", 1);
+}
+
+/* Usage errors name the bad argument and exit 2; open errors exit 127/126 with the reason. */
+static void test_follow_errors(void **state)
+{
+	char noexec[64], *a1[] = {"-p", "abc", NULL}, *a2[] = {"-p", "0", NULL},
+			 *a3[] = {"-p", "1", "--", "true", NULL}, *a4[] = {NULL},
+			 *a5[] = {"--", "/nonexistent/tl-prog", NULL}, *a6[] = {"--", noexec, NULL};
+	static struct run r;
+	size_t m;
+	int fd;
+
+	(void)state;
+	tl_require_root();
+	follow_pipe(&r, NULL, a1);
+	expect_exit(&r, 2, "-p abc", NULL);
+	expect_out(&r, "'abc' is not a process id", "-p abc", NULL);
+	follow_pipe(&r, NULL, a2);
+	expect_exit(&r, 2, "-p 0", NULL);
+	expect_out(&r, "'0' is not a process id", "-p 0", NULL);
+	follow_pipe(&r, NULL, a3);
+	expect_exit(&r, 2, "-p 1 -- true", NULL);
+	expect_out(&r, "both -p 1 and a command", "-p 1 -- true", NULL);
+	follow_pipe(&r, NULL, a4);
+	expect_exit(&r, 2, "no arguments", NULL);
+	expect_out(&r, "no command given", "no arguments", NULL);
+	snprintf(noexec, sizeof(noexec), "/tmp/tl-fj-noshebang-%d", getpid());
+	fd = open(noexec, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	assert_true(fd >= 0);
+	assert_int_equal(tl_write_all(fd, "echo hi\n", 8), 0);
+	close(fd);
+	for (m = 0; m < 2; m++) {
+		follow_pipe(&r, modes[m], a5);
+		expect_exit(&r, 127, "a missing program", modes[m]);
+		expect_out(&r, "/nonexistent/tl-prog: No such file or directory", "a missing program",
+			   modes[m]);
+	}
+	/* the stopping mode has execve's own reason */
+	follow_pipe(&r, NULL, a6);
+	unlink(noexec);
+	expect_exit(&r, 126, "a script without #!", NULL);
+	expect_out(&r, "Exec format error", "a script without #!", NULL);
+}
+
+/* A program whose libc.so.6 is renamed: the loader's own message and its 127. */
+static void test_follow_missing_library(void **state)
+{
+	static const char from[] = "libc.so.6", to[] = "libq.so.6";
+	char prog[64], *args[] = {"--", prog, NULL}, *buf, *hit;
+	static struct run r;
+	int fd, n;
+
+	(void)state;
+	tl_require_root();
+	buf = malloc(1 << 24);
+	fd = open("/bin/true", O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, 1 << 24) : -1;
+	if (fd >= 0)
+		close(fd);
+	hit = n > 0 ? memmem(buf, n, from, sizeof(from)) : NULL;
+	if (!hit) {
+		free(buf);
+		print_message("SKIP: no \"libc.so.6\" in /bin/true to rename\n");
+		skip();
+	}
+	memcpy(hit, to, sizeof(to));
+	snprintf(prog, sizeof(prog), "/tmp/tl-fj-missing-lib-%d", getpid());
+	fd = open(prog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	assert_true(fd >= 0);
+	assert_int_equal(tl_write_all(fd, buf, n), 0);
+	close(fd);
+	free(buf);
+	follow_pipe(&r, NULL, args);
+	unlink(prog);
+	expect_exit(&r, 127, "a missing shared library", NULL);
+	expect_out(&r, "libq.so.6: cannot open shared object file", "a missing shared library",
+		   NULL);
+	if (strstr(r.out, "ermission denied"))
+		fail_msg("a missing library reported as a permission problem:\n%s", r.out);
+}
+
+/*
+ * Run as `nobody`: the message names the privilege (root, or CAP_BPF,
+ * CAP_PERFMON and CAP_SYS_PTRACE), without TNFCTL_DEBUG, and exits 1.
+ */
+static void test_follow_not_root_message(void **state)
+{
+	char *args[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+			"--inh-caps=-all", "--bounding-set=-all", tl.follow, "--", "/bin/true",
+			NULL};
+	char setpriv[PATH_MAX], **env;
+	static struct run r;
+	int out[2];
+	pid_t pid;
+
+	(void)state;
+	tl_require_root();
+	if (access("/usr/bin/setpriv", X_OK) && access("/bin/setpriv", X_OK)) {
+		print_message("SKIP: setpriv (util-linux) is not installed\n");
+		skip();
+	}
+	snprintf(setpriv, sizeof(setpriv), "%s",
+		 access("/usr/bin/setpriv", X_OK) ? "/bin/setpriv" : "/usr/bin/setpriv");
+	args[0] = setpriv;
+	if (pipe2(out, O_CLOEXEC))
+		abort();
+	env = tl_env_build(NULL);
+	pid = tl_spawn(args, env, out[1], NULL);
+	free(env);
+	close(out[1]);
+	collect(&r, out[0], pid);
+	expect_exit(&r, 1, "as nobody", NULL);
+	expect_out(&r, "need root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE", "as nobody",
+		   NULL);
+	expect_out(&r, "missing: CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE", "as nobody", NULL);
+}
+
+/* ---- on a pty ---- */
+
+struct pty_run {
+	pid_t pid;
+	int master;
+	char buf[1 << 16];
+	size_t len;
+};
+
+/* tnfctl-follow [MODE] -o /dev/null ARGS on a new pty, as a session leader's job. */
+static void pty_follow(struct pty_run *t, const char *mode, char *const *args)
+{
+	struct winsize ws = {.ws_row = 24, .ws_col = 200};
+	char *argv[32], **env;
+	int i = 0, j;
+	pid_t pid;
+
+	argv[i++] = tl.follow;
+	if (mode)
+		argv[i++] = (char *)mode;
+	argv[i++] = "-o";
+	argv[i++] = "/dev/null";
+	for (j = 0; args[j] && i < 30; j++)
+		argv[i++] = args[j];
+	argv[i] = NULL;
+	env = tl_env_build(NULL);
+	fflush(stdout);
+	fflush(stderr);
+	pid = forkpty(&t->master, NULL, NULL, &ws);
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		sigset_t none;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		execve(argv[0], argv, env);
+		_exit(127);
+	}
+	free(env);
+	tl_set_cloexec(t->master, 1);
+	tl_track_pid(pid);
+	t->pid = pid;
+	t->len = 0;
+}
+
+/* Reads the pty until @needle has appeared (raw bytes, with "\r\n"). */
+static void pty_until(struct pty_run *t, const char *needle, const char *what)
+{
+	long long end = tl_now_ms() + tl.timeout_ms;
+
+	for (;;) {
+		struct pollfd pfd = {.fd = t->master, .events = POLLIN};
+		char *hit;
+		ssize_t n;
+		int left;
+
+		t->buf[t->len] = '\0';
+		hit = memmem(t->buf, t->len, needle, strlen(needle));
+		if (hit) {
+			size_t used = hit + strlen(needle) - t->buf;
+
+			t->len -= used;
+			memmove(t->buf, t->buf + used, t->len);
+			return;
+		}
+		if (t->len >= sizeof(t->buf) - 1)
+			t->len = 0;
+		left = end - tl_now_ms();
+		if (left <= 0)
+			break;
+		n = poll(&pfd, 1, left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		n = read(t->master, t->buf + t->len, sizeof(t->buf) - 1 - t->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		t->len += n;
+	}
+	fail_msg("%s: no \"%s\" on the pty within %d ms; last output: \"%s\"", what, needle,
+		 tl.timeout_ms, t->buf);
+}
+
+static void pty_write(struct pty_run *t, const char *s)
+{
+	assert_int_equal(tl_write_all(t->master, s, strlen(s)), 0);
+}
+
+/* Waits for tnfctl-follow's exit; returns its wait status. */
+static int pty_wait(struct pty_run *t)
+{
+	int st;
+
+	if (tl_waitpid_timeout(t->pid, &st, 0, 4 * tl.timeout_ms) != t->pid)
+		fail_msg("tnfctl-follow on the pty did not exit within %d ms", 4 * tl.timeout_ms);
+	close(t->master);
+	return st;
+}
+
+/* cat on the terminal under tnfctl-follow echoes what is typed (no SIGTTIN stop). */
+static void test_follow_pty_cat(void **state)
+{
+	char *args[] = {"--", "cat", NULL};
+	static struct pty_run t;
+	size_t m;
+	int st;
+
+	(void)state;
+	tl_require_root();
+	for (m = 0; m < 2; m++) {
+		pty_follow(&t, modes[m], args);
+		pty_write(&t, "hello tnf\n");
+		/* the terminal's echo, then cat's copy */
+		pty_until(&t, "hello tnf\r\nhello tnf\r\n", MODE_NAME(modes[m]));
+		pty_write(&t, "\x04"); /* end of file */
+		st = pty_wait(&t);
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			fail_msg("cat (%s): wait status 0x%x, expected exit 0",
+				 MODE_NAME(modes[m]), st);
+	}
+}
+
+/* python3's REPL: it reads the terminal, Ctrl-C is its KeyboardInterrupt, its exit is ours. */
+static void test_follow_pty_python_repl(void **state)
+{
+	char *args[] = {"--", "python3", "-q", NULL};
+	static struct pty_run t;
+	size_t m;
+	int st;
+
+	(void)state;
+	tl_require_root();
+	if (system("python3 -c pass >/dev/null 2>&1")) {
+		print_message("SKIP: no python3\n");
+		skip();
+	}
+	for (m = 0; m < 2; m++) {
+		pty_follow(&t, modes[m], args);
+		pty_until(&t, ">>> ", MODE_NAME(modes[m]));
+		pty_write(&t, "print(6 * 7)\n");
+		pty_until(&t, "42\r\n", MODE_NAME(modes[m]));
+		pty_until(&t, ">>> ", MODE_NAME(modes[m]));
+		pty_write(&t, "\x03");
+		pty_until(&t, "KeyboardInterrupt", MODE_NAME(modes[m]));
+		pty_until(&t, ">>> ", MODE_NAME(modes[m]));
+		pty_write(&t, "import sys; sys.exit(3)\n");
+		st = pty_wait(&t);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 3)
+			fail_msg("python3 (%s): wait status 0x%x, expected exit 3",
+				 MODE_NAME(modes[m]), st);
+	}
+}
+
+/* Live (not zombie) processes named @comm in our subtree. */
+static int count_live(const char *comm)
+{
+	struct tl_pinfo *ps;
+	int i, n, live = 0;
+
+	n = tl_subtree(&ps);
+	for (i = 0; i < n; i++)
+		if (!strcmp(ps[i].comm, comm) && ps[i].state != 'Z' && ps[i].state != 'X')
+			live++;
+	free(ps);
+	return live;
+}
+
+/* Waits until @want processes named @comm are alive in our subtree. */
+static void wait_live(const char *comm, int want, const char *what)
+{
+	long long end = tl_now_ms() + tl.timeout_ms;
+
+	while (count_live(comm) < want) {
+		struct pollfd none = {.fd = -1};
+
+		if (tl_now_ms() > end)
+			fail_msg("%s: %d of %d %s processes started within %d ms", what,
+				 count_live(comm), want, comm, tl.timeout_ms);
+		poll(&none, 0, 5);
+	}
+}
+
+/* After tnfctl-follow's exit: nothing of its tree may still run. */
+static void assert_tree_gone(const char *comm, const char *what)
+{
+	int left;
+
+	tl_reap_children();
+	left = count_live(comm);
+	if (left)
+		fail_msg("%s: %d %s process(es) still running after tnfctl-follow exited", what,
+			 left, comm);
+}
+
+/*
+ * A shell pipeline of three sleeps: Ctrl-C on the terminal ends all of them,
+ * and tnfctl-follow exits with the shell's 130 after they are gone.
+ */
+static void test_follow_pty_ctrl_c_tree(void **state)
+{
+	char *args[] = {"--", "/bin/sh", "-c", "sleep 1000 | sleep 1001 | sleep 1002", NULL};
+	static struct pty_run t;
+	size_t m;
+	int st;
+
+	(void)state;
+	tl_require_root();
+	for (m = 0; m < 2; m++) {
+		pty_follow(&t, modes[m], args);
+		wait_live("sleep", 3, MODE_NAME(modes[m]));
+		pty_write(&t, "\x03");
+		st = pty_wait(&t);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 130)
+			fail_msg("Ctrl-C (%s): wait status 0x%x, expected exit 130",
+				 MODE_NAME(modes[m]), st);
+		assert_tree_gone("sleep", MODE_NAME(modes[m]));
+	}
+}
+
+/*
+ * SIGTERM (and SIGHUP) sent to tnfctl-follow reach the whole tree: a shell
+ * with sleeping children in the background ends, and so do they.
+ */
+static void test_follow_sigterm_tree(void **state)
+{
+	char *args[] = {"--", "/bin/sh", "-c", "sleep 1000 & sleep 1001 & sleep 1002; wait",
+			NULL};
+	static const int sigs[] = {SIGTERM, SIGHUP};
+	static struct pty_run t;
+	size_t m, s;
+	int st;
+
+	(void)state;
+	tl_require_root();
+	for (m = 0; m < 2; m++)
+		for (s = 0; s < 2; s++) {
+			pty_follow(&t, modes[m], args);
+			wait_live("sleep", 3, MODE_NAME(modes[m]));
+			kill(t.pid, sigs[s]);
+			st = pty_wait(&t);
+			if (!WIFEXITED(st) || WEXITSTATUS(st) != 128 + sigs[s])
+				fail_msg("%s (%s): wait status 0x%x, expected exit %d",
+					 strsignal(sigs[s]), MODE_NAME(modes[m]), st,
+					 128 + sigs[s]);
+			assert_tree_gone("sleep", MODE_NAME(modes[m]));
+		}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		TL_TEST(test_follow_asan_both_modes),
+		TL_TEST(test_follow_static_and_env_i),
+		TL_TEST(test_follow_pid_probe_less),
+		TL_TEST(test_follow_errors),
+		TL_TEST(test_follow_missing_library),
+		TL_TEST(test_follow_not_root_message),
+		TL_TEST(test_follow_pty_cat),
+		TL_TEST(test_follow_pty_python_repl),
+		TL_TEST(test_follow_pty_ctrl_c_tree),
+		TL_TEST(test_follow_sigterm_tree),
+		TL_FINAL_TEST,
+	};
+
+	return tl_run(tests);
+}
