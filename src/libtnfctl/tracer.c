@@ -366,6 +366,7 @@ static void on_fork_rec(struct target *t, const struct tnf_rec *r)
 			c->phase = PH_CHILD;
 			c->parent = t;
 			c->open_flags = t->open_flags;
+			c->tty_intr = t->tty_intr;
 			c->r_state_addr = t->r_state_addr;
 			cth = thr_add(c, r->child);
 			if (cth && !(t->bpf_flags & TNF_F_PTRACE_FORK)) {
@@ -467,6 +468,14 @@ static bool is_stop_sig(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
+/* A signal the terminal sent (Ctrl-C ...), not kill(2)'s. */
+static bool sig_from_tty(pid_t tid)
+{
+	siginfo_t si;
+
+	return ptrace(PTRACE_GETSIGINFO, tid, 0, &si) == 0 && si.si_code == SI_KERNEL;
+}
+
 static void on_stop(struct target *t, struct thr *th, int status)
 {
 	int sig = WSTOPSIG(status), ev = status >> 16;
@@ -521,6 +530,15 @@ static void on_stop(struct target *t, struct thr *th, int status)
 	} else if (sig == SIGCONT && t->expect_sigcont > 0) {
 		t->expect_sigcont--;
 		th->pending_sig = 0;
+	} else if (sig == SIGINT && t->tty_intr && t->phase == PH_RUNNING &&
+		   sig_from_tty(th->tid)) {
+		/*
+		 * In its own process group, the target gets the terminal's ^C
+		 * only when its controller gave it the terminal: the ^C is the
+		 * controller's (Solaris prex: stop the target, back to the prompt).
+		 */
+		th->pending_sig = 0;
+		t->stop_requested = true;
 	} else {
 		th->pending_sig = sig;
 	}
@@ -838,6 +856,7 @@ static void op_exec_attach(int sock, pid_t pid, unsigned int flags)
 	t->exec_child = true;
 	t->noprobes = flags & TNFCTL_OPEN_NOPROBES;
 	t->open_flags = flags;
+	t->tty_intr = !(flags & TNFCTL_OPEN_FOREGROUND);
 	t->phase = PH_EXEC_WAIT;
 	t->bpf_flags = TNF_F_ARMED;
 	tnf_events_track(pid, TNF_F_ARMED, 0);

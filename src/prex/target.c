@@ -409,13 +409,79 @@ static void *serve(void *arg)
 			close_target(t, TNFCTL_TARG_DEFAULT);
 			break;
 		}
+		/*
+		 * EINTR while running, not kicked: the target had the terminal
+		 * and ^C was typed (libtnfctl took it as ours); stop them all.
+		 */
+		if (evt == TNFCTL_EVENT_EINTR) {
+			pthread_mutex_lock(&lock);
+			if (running) {
+				got_sigint = 1;
+				wake_main();
+			}
+			pthread_mutex_unlock(&lock);
+		}
 		/* EINTR, DLOPEN, DLCLOSE: loop (and park if stopping) */
 	}
 	finish(t);
 	return NULL;
 }
 
+/*
+ * While the targets run, the root's process group has the terminal (when
+ * prex has it), so that an interactive program reads what is typed; prex
+ * takes it back when they stop.  SIGTTOU is blocked around the switch:
+ * prex is in the background when it takes the terminal back.
+ */
+static pid_t tty_give(void)
+{
+	pid_t mine = getpgrp(), pg = -1;
+	struct target *t;
+	sigset_t ttou, old;
+
+	if (!isatty(STDIN_FILENO) || tcgetpgrp(STDIN_FILENO) != mine)
+		return -1;
+	pthread_mutex_lock(&lock);
+	for (t = targets; t; t = t->next)
+		if (t->state != T_DONE)
+			pg = getpgid(t->pid); /* newest first: the last one is the root */
+	pthread_mutex_unlock(&lock);
+	if (pg <= 0 || pg == mine)
+		return -1;
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	pthread_sigmask(SIG_BLOCK, &ttou, &old);
+	if (tcsetpgrp(STDIN_FILENO, pg))
+		mine = -1;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return mine;
+}
+
+static void tty_take_back(pid_t mine)
+{
+	sigset_t ttou, old;
+
+	if (mine <= 0)
+		return;
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	pthread_sigmask(SIG_BLOCK, &ttou, &old);
+	tcsetpgrp(STDIN_FILENO, mine);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static int run_targets(void);
+
 int targets_run(void)
+{
+	pid_t mine = tty_give();
+	int r = run_targets();
+
+	tty_take_back(mine);
+	return r;
+}
+
+static int run_targets(void)
 {
 	struct pollfd pfd = {.fd = wake_fd[0], .events = POLLIN};
 	char buf[64];
