@@ -9,6 +9,7 @@
  * codes.
  */
 #include <pty.h>
+#include <sys/syscall.h>
 #include "testlib.h"
 
 static const char *const modes[] = {NULL, "--no-stop"};
@@ -428,6 +429,23 @@ static void pty_until(struct pty_run *t, const char *needle, const char *what)
 			break;
 		t->len += n;
 	}
+	{
+		struct tl_pinfo *ps;
+		int i, n = tl_subtree(&ps);
+		char desc[1024];
+
+		for (i = 0; i < n; i++) {
+			char path[64], st[4096], *l;
+
+			print_error("  %s\n", tl_describe(ps[i].pid, desc, sizeof(desc)));
+			snprintf(path, sizeof(path), "/proc/%d/status", ps[i].pid);
+			if (tl_read_file(path, st, sizeof(st)) > 0)
+				for (l = strtok(st, "\n"); l; l = strtok(NULL, "\n"))
+					if (strstr(l, "Sig") || strstr(l, "ShdPnd"))
+						print_error("    %s\n", l);
+		}
+		free(ps);
+	}
 	fail_msg("%s: no \"%s\" on the pty within %d ms; last output: \"%s\"", what, needle,
 		 tl.timeout_ms, t->buf);
 }
@@ -471,6 +489,60 @@ static void test_follow_pty_cat(void **state)
 	}
 }
 
+/* Whether @nr is a syscall that waits for terminal input. */
+static int waits_for_input(long nr)
+{
+	static const long nrs[] = {SYS_read, SYS_pselect6, SYS_ppoll,
+#ifdef SYS_select
+				   SYS_select,
+#endif
+#ifdef SYS_poll
+				   SYS_poll,
+#endif
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++)
+		if (nr == nrs[i])
+			return 1;
+	return 0;
+}
+
+/*
+ * Waits until a process named @comm in our subtree is blocked waiting for
+ * input.  A REPL that gets SIGINT after printing its prompt but before it
+ * blocks in select() sees it only at the next key (CPython's readline loop
+ * checks signals when select() fails with EINTR): ^C must come after.
+ */
+static void wait_reading(const char *comm, const char *what)
+{
+	long long end = tl_now_ms() + tl.timeout_ms;
+
+	for (;;) {
+		struct pollfd none = {.fd = -1};
+		struct tl_pinfo *ps;
+		int i, n, found = 0;
+
+		n = tl_subtree(&ps);
+		for (i = 0; i < n && !found; i++) {
+			char path[64], buf[256];
+
+			if (strcmp(ps[i].comm, comm) || ps[i].state != 'S')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/syscall", ps[i].pid);
+			found = tl_read_file(path, buf, sizeof(buf)) > 0 &&
+				waits_for_input(strtol(buf, NULL, 10));
+		}
+		free(ps);
+		if (found)
+			return;
+		if (tl_now_ms() > end)
+			fail_msg("%s: no %s waiting for input within %d ms", what, comm,
+				 tl.timeout_ms);
+		poll(&none, 0, 2);
+	}
+}
+
 /* python3's REPL: it reads the terminal, Ctrl-C is its KeyboardInterrupt, its exit is ours. */
 static void test_follow_pty_python_repl(void **state)
 {
@@ -491,6 +563,7 @@ static void test_follow_pty_python_repl(void **state)
 		pty_write(&t, "print(6 * 7)\n");
 		pty_until(&t, "42\r\n", MODE_NAME(modes[m]));
 		pty_until(&t, ">>> ", MODE_NAME(modes[m]));
+		wait_reading("python3", MODE_NAME(modes[m]));
 		pty_write(&t, "\x03");
 		pty_until(&t, "KeyboardInterrupt", MODE_NAME(modes[m]));
 		pty_until(&t, ">>> ", MODE_NAME(modes[m]));
