@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <tnf/tnfctl.h>
@@ -76,6 +77,38 @@ static int run_tnfdump(const char *file)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/*
+ * The exit status for a PROGRAM that cannot be started (the table in
+ * README.md), after a message that says why; @e is the errno the open left.
+ */
+static int open_failed(const char *prog, tnfctl_errcode_t err, int e)
+{
+	struct stat st;
+
+	if (err == TNFCTL_ERR_ACCES && e == EPERM) {
+		fprintf(stderr, "tnftrace: not permitted: BPF and ptrace need root, or CAP_BPF, "
+				"CAP_PERFMON and CAP_SYS_PTRACE\n");
+		return 1;
+	}
+	if (err == TNFCTL_ERR_INTERNAL && stat("/sys/kernel/btf/vmlinux", &st)) {
+		fprintf(stderr, "tnftrace: this kernel has no BTF (/sys/kernel/btf/vmlinux): it "
+				"needs CONFIG_DEBUG_INFO_BTF=y\n");
+		return 1;
+	}
+	if (err == TNFCTL_ERR_FILENOTFOUND) {
+		fprintf(stderr, "tnftrace: %s: %s\n", prog, strerror(ENOENT));
+		return 127;
+	}
+	if (err == TNFCTL_ERR_ACCES && e == ELIBACC)
+		return 127; /* the loader has said which library */
+	if (err == TNFCTL_ERR_ACCES) {
+		fprintf(stderr, "tnftrace: %s: %s\n", prog, strerror(e ? e : EACCES));
+		return 126;
+	}
+	fprintf(stderr, "tnftrace: %s: %s\n", prog, tnfctl_strerror(err));
+	return 1;
+}
+
 static const char *event_name(tnfctl_event_t e)
 {
 	static const char *const names[] = {"EINTR", "TARGGONE", "DLOPEN", "DLCLOSE",
@@ -121,11 +154,10 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage();
+	errno = 0;
 	err = tnfctl_exec_open(argv[optind], argv + optind, NULL, NULL, NULL, &h);
-	if (err) {
-		fprintf(stderr, "tnftrace: %s: %s\n", argv[optind], tnfctl_strerror(err));
-		return 1;
-	}
+	if (err)
+		return open_failed(argv[optind], err, errno);
 	{
 		tnfctl_trace_attrs_t a;
 

@@ -1156,17 +1156,17 @@ static void test_export_usage(void **state)
 	data_path(ok, "small64.tnf");
 	in_work(dir, sizeof(dir), "ctf");
 	in_work(file, sizeof(file), "plain");
-	assert_int_equal(dump_err(unknown, &err), 1);
+	assert_int_equal(dump_err(unknown, &err), 2);
 	assert_non_null(strstr(err, "unknown format \"xml\""));
 	assert_non_null(strstr(err, "Usage: tnfdump"));
 	free(err);
-	assert_int_equal(dump_err(unknown2, &err), 1);
+	assert_int_equal(dump_err(unknown2, &err), 2);
 	assert_non_null(strstr(err, "Usage: tnfdump"));
 	free(err);
-	assert_int_equal(dump_err(raw, &err), 1);
+	assert_int_equal(dump_err(raw, &err), 2);
 	assert_non_null(strstr(err, "Usage: tnfdump"));
 	free(err);
-	assert_int_equal(dump_err(nofile, &err), 1);
+	assert_int_equal(dump_err(nofile, &err), 2);
 	assert_non_null(strstr(err, "Usage: tnfdump"));
 	free(err);
 	/* a directory with anything in it is never written into */

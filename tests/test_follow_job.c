@@ -271,6 +271,70 @@ static void test_follow_errors(void **state)
 	expect_out(&r, "Exec format error", "a script without #!", NULL);
 }
 
+/* @argv (a build artefact @argv[0]) with stdout+stderr on a pipe, stdin /dev/null. */
+static void tool_pipe(struct run *r, char *const *argv)
+{
+	char path[PATH_MAX + 64], *av[16], **env;
+	int out[2], i;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/%s", tl.bdir, argv[0]);
+	av[0] = path;
+	for (i = 1; argv[i] && i < 15; i++)
+		av[i] = argv[i];
+	av[i] = NULL;
+	if (pipe2(out, O_CLOEXEC))
+		abort();
+	env = tl_env_build(NULL);
+	pid = tl_spawn(av, env, out[1], NULL);
+	free(env);
+	close(out[1]);
+	collect(r, out[0], pid);
+}
+
+/*
+ * The exit-code table (README): usage 2, not found 127, cannot run 126 with
+ * execve's reason, for prex, tnftrace and tnfdump as for tnfctl-follow.
+ */
+static void test_tools_exit_codes(void **state)
+{
+	char script[64];
+	char *prex_missing[] = {"prex", "/nonexistent/tl-prog", NULL},
+	     *prex_noexec[] = {"prex", script, NULL}, *prex_usage[] = {"prex", "-x", "true", NULL},
+	     *tt_missing[] = {"tnftrace", "--", "/nonexistent/tl-prog", NULL},
+	     *tt_noexec[] = {"tnftrace", "--", script, NULL}, *tt_usage[] = {"tnftrace", NULL},
+	     *td_usage[] = {"tnfdump", NULL};
+	static struct run r;
+	int fd;
+
+	(void)state;
+	tl_require_root();
+	snprintf(script, sizeof(script), "/tmp/tl-fj-tools-%d", getpid());
+	fd = open(script, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	assert_true(fd >= 0);
+	assert_int_equal(tl_write_all(fd, "echo hi\n", 8), 0);
+	close(fd);
+	tool_pipe(&r, prex_missing);
+	expect_exit(&r, 127, "prex of a missing program", NULL);
+	expect_out(&r, "No such file or directory", "prex of a missing program", NULL);
+	tool_pipe(&r, prex_noexec);
+	expect_exit(&r, 126, "prex of a script without #!", NULL);
+	expect_out(&r, "Exec format error", "prex of a script without #!", NULL);
+	tool_pipe(&r, prex_usage);
+	expect_exit(&r, 2, "prex -x", NULL);
+	tool_pipe(&r, tt_missing);
+	expect_exit(&r, 127, "tnftrace of a missing program", NULL);
+	expect_out(&r, "No such file or directory", "tnftrace of a missing program", NULL);
+	tool_pipe(&r, tt_noexec);
+	expect_exit(&r, 126, "tnftrace of a script without #!", NULL);
+	expect_out(&r, "Exec format error", "tnftrace of a script without #!", NULL);
+	tool_pipe(&r, tt_usage);
+	expect_exit(&r, 2, "tnftrace without a program", NULL);
+	tool_pipe(&r, td_usage);
+	expect_exit(&r, 2, "tnfdump without a file", NULL);
+	unlink(script);
+}
+
 /* A program whose libc.so.6 is renamed: the loader's own message and its 127. */
 static void test_follow_missing_library(void **state)
 {
@@ -678,6 +742,7 @@ int main(void)
 		TL_TEST(test_follow_pid_probe_less),
 		TL_TEST(test_follow_errors),
 		TL_TEST(test_follow_missing_library),
+		TL_TEST(test_tools_exit_codes),
 		TL_TEST(test_follow_not_root_message),
 		TL_TEST(test_follow_pty_cat),
 		TL_TEST(test_follow_pty_python_repl),

@@ -420,14 +420,14 @@ static void test_usage_and_missing(void **state)
 	find_data();
 	status = run_dump(none, &out, &err);
 	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 1);
+	assert_int_equal(WEXITSTATUS(status), 2);
 	assert_non_null(strstr(err, "Usage: tnfdump"));
 	assert_string_equal(out, "");
 	free(out);
 	free(err);
 	status = run_dump(bad, &out, &err);
 	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 1);
+	assert_int_equal(WEXITSTATUS(status), 2);
 	assert_non_null(strstr(err, "Usage: tnfdump"));
 	free(out);
 	free(err);

@@ -80,10 +80,14 @@ TNF_API tnfctl_errcode_t tnfctl_pid_open(pid_t pid, tnfctl_handle_t **retval)
 	return tnfctl_pid_open_flags(pid, 0, retval);
 }
 
-static void reap(pid_t pid)
+/* Its wait status (0 if it could not be had). */
+static int reap(pid_t pid)
 {
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+	int st = 0;
+
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	return st;
 }
 
 /*
@@ -139,7 +143,7 @@ TNF_API tnfctl_errcode_t tnfctl_exec_open_flags(const char *pgmname, char *const
 	struct tnfctl_handle *h = NULL;
 	char **env = NULL, *path = NULL;
 	int go[2] = {-1, -1}, ep[2] = {-1, -1};
-	int exec_err = 0;
+	int exec_err = 0, st;
 	tnfctl_errcode_t err;
 	struct tnf_rep rep;
 	pid_t pid;
@@ -213,8 +217,9 @@ TNF_API tnfctl_errcode_t tnfctl_exec_open_flags(const char *pgmname, char *const
 	if (err) {
 		/* The helper has killed it (or it died); collect the zombie. */
 		kill(pid, SIGKILL);
-		reap(pid);
-		exec_err = exec_errno(ep[0], 0);
+		st = reap(pid);
+		/* exit 127 after a successful execve: the loader failed (it said why) */
+		exec_err = exec_errno(ep[0], WIFEXITED(st) && WEXITSTATUS(st) == 127 ? ELIBACC : 0);
 		if (exec_err)
 			err = exec_err == ENOENT ? TNFCTL_ERR_FILENOTFOUND : TNFCTL_ERR_ACCES;
 		goto out_h;

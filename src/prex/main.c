@@ -11,14 +11,16 @@
  * attached), create its trace file, define &debug and $all, register the
  * history replay as the create callback, then read $HOME/.prexrc,
  * ./.prexrc and the input until `continue`; run until ^C, the target's end
- * or exec; repeat.  Exit status: 0, or 1 for a usage error, a target that
- * cannot be started or attached, a trace file that cannot be made, or a
- * close that failed.
+ * or exec; repeat.  Exit status (the table in README.md): 0; 2 for a usage
+ * error; 127 when cmd is not found (or the loader cannot start it), 126 when
+ * it cannot be run; 1 for a target that cannot be attached, missing
+ * privilege, a trace file that cannot be made, or a close that failed.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "prex.h"
@@ -50,7 +52,7 @@ void prex_quit(tnfctl_targ_op_t op)
 	exit(rc);
 }
 
-/* A usage error (exit 1, on stderr), or the answer to --help (exit 0, on stdout). */
+/* A usage error (exit 2, on stderr), or the answer to --help (exit 0, on stdout). */
 static void usage(const char *msg)
 {
 	FILE *out = msg ? stderr : stdout;
@@ -67,7 +69,7 @@ static void usage(const char *msg)
 		"  -l, --preload LIBS  shared objects to preload (cmd only)\n"
 		"  -f, --follow        follow forked children and exec'd images\n",
 		g_opt.argv0, g_opt.argv0, g_opt.argv0);
-	exit(msg ? 1 : 0);
+	exit(msg ? 2 : 0);
 }
 
 static void parse_args(int argc, char **argv)
@@ -144,16 +146,57 @@ static void parse_args(int argc, char **argv)
 		usage("can't use the preload option with attach");
 }
 
+/*
+ * Exits after an open failure that says what is wrong (@e: the errno the
+ * open left): no privilege or no BTF (1), cmd not found (127), found but
+ * not runnable (126, with execve's reason; the loader's own message when a
+ * library is missing).  Returns for the other errors.
+ */
+static void open_failed(tnfctl_errcode_t err, int e)
+{
+	const char *what = g_opt.pid ? "trouble attaching to target process"
+				     : "trouble creating target process";
+	struct stat st;
+
+	if (err == TNFCTL_ERR_ACCES && e == EPERM) {
+		prex_msg("%s: not permitted: BPF and ptrace need root, or CAP_BPF, CAP_PERFMON "
+			 "and CAP_SYS_PTRACE",
+			 what);
+		exit(1);
+	}
+	if (err == TNFCTL_ERR_INTERNAL && stat("/sys/kernel/btf/vmlinux", &st)) {
+		prex_msg("%s: this kernel has no BTF (/sys/kernel/btf/vmlinux): it needs "
+			 "CONFIG_DEBUG_INFO_BTF=y",
+			 what);
+		exit(1);
+	}
+	if (g_opt.pid)
+		return;
+	if (err == TNFCTL_ERR_FILENOTFOUND) {
+		prex_msg("%s: %s: %s", what, g_opt.cmd[0], strerror(ENOENT));
+		exit(127);
+	}
+	if (err == TNFCTL_ERR_ACCES && e == ELIBACC)
+		exit(127); /* the loader has said which library */
+	if (err == TNFCTL_ERR_ACCES && e && e != EPERM) {
+		prex_msg("%s: %s: %s", what, g_opt.cmd[0], strerror(e));
+		exit(126);
+	}
+}
+
 static tnfctl_handle_t *open_target(pid_t *pid)
 {
 	tnfctl_trace_attrs_t a;
 	tnfctl_errcode_t err;
 	tnfctl_handle_t *h;
 
+	errno = 0;
 	if (g_opt.pid)
 		err = tnfctl_pid_open(g_opt.pid, &h);
 	else
 		err = tnfctl_exec_open(g_opt.cmd[0], g_opt.cmd, NULL, g_opt.preload, NULL, &h);
+	if (err)
+		open_failed(err, errno);
 	if (err == TNFCTL_ERR_NOLIBTNFPROBE) {
 		prex_msg("%s: %s; is libtnfprobe.so.1 loaded in the target (LD_PRELOAD)?",
 			 g_opt.pid ? "trouble attaching to target process"

@@ -229,7 +229,7 @@ static int parse_format(const char *name, enum format *fmt)
 	else {
 		fprintf(stderr, "tnfdump: unknown format \"%s\"\n", name);
 		usage(stderr);
-		return 1;
+		return 2;
 	}
 	return 0;
 }
@@ -278,20 +278,20 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			if (parse_format(optarg, &o.format))
-				return 1;
+				return 2;
 			break;
 		case 'h':
 			usage(stdout);
 			return 0;
 		default:
 			usage(stderr);
-			return 1;
+			return 2;
 		}
 	}
 	/* the exports have no raw form; ctf takes DIR before the files */
 	if ((o.raw && o.format != FMT_TEXT) || optind + (o.format == FMT_CTF) >= argc) {
 		usage(stderr);
-		return 1;
+		return 2;
 	}
 	if (o.format == FMT_CTF && ctf_new(argv[optind++], &o.ctf))
 		return 1;
