@@ -9,6 +9,7 @@
  * codes.
  */
 #include <pty.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include "testlib.h"
 
@@ -639,6 +640,74 @@ static void test_follow_pty_python_repl(void **state)
 	}
 }
 
+/*
+ * prex on a pty: while its target runs (`continue`) the target has the
+ * terminal (cat echoes a typed line), ^C still stops it and brings the
+ * prompt back (Solaris prex), and `continue` gives the terminal back.
+ */
+static void test_prex_pty_interactive_target(void **state)
+{
+	struct winsize ws = {.ws_row = 24, .ws_col = 200};
+	char prex[PATH_MAX + 16], home[64], **env;
+	char *argv[] = {prex, "-o", NULL, "cat", NULL};
+	char trace[64], homevar[80];
+	const char *extra[] = {homevar, NULL};
+	static struct pty_run t;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	tl_require_root();
+	snprintf(prex, sizeof(prex), "%s/prex", tl.bdir);
+	snprintf(trace, sizeof(trace), "/tmp/tl-fj-prex-%d.tnf", getpid());
+	snprintf(home, sizeof(home), "/tmp/tl-fj-home-%d", getpid());
+	snprintf(homevar, sizeof(homevar), "HOME=%s", home); /* no ~/.prexrc */
+	argv[2] = trace;
+	mkdir(home, 0700);
+	env = tl_env_build(extra);
+	fflush(stdout);
+	fflush(stderr);
+	pid = forkpty(&t.master, NULL, NULL, &ws);
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		sigset_t none;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		if (chdir(home))
+			_exit(126);
+		execve(argv[0], argv, env);
+		_exit(127);
+	}
+	free(env);
+	tl_set_cloexec(t.master, 1);
+	tl_track_pid(pid);
+	t.pid = pid;
+	t.len = 0;
+	pty_until(&t, "prex> ", "prex's first prompt");
+	pty_write(&t, "continue\n");
+	wait_reading("cat", "cat under prex");
+	pty_write(&t, "typed line\n");
+	pty_until(&t, "typed line\r\ntyped line\r\n", "cat under prex");
+	wait_reading("cat", "cat under prex");
+	pty_write(&t, "\x03");
+	pty_until(&t, "Target process stopped", "^C under prex");
+	pty_until(&t, "prex> ", "the prompt after ^C");
+	pty_write(&t, "continue\n");
+	wait_reading("cat", "cat under prex, continued");
+	pty_write(&t, "again\n");
+	pty_until(&t, "again\r\nagain\r\n", "cat under prex after a second continue");
+	pty_write(&t, "\x04");
+	pty_until(&t, "target process exited", "cat's end under prex");
+	st = pty_wait(&t);
+	unlink(trace);
+	rmdir(home);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail_msg("prex: wait status 0x%x, expected exit 0", st);
+}
+
 /* Live (not zombie) processes named @comm in our subtree. */
 static int count_live(const char *comm)
 {
@@ -746,6 +815,7 @@ int main(void)
 		TL_TEST(test_follow_not_root_message),
 		TL_TEST(test_follow_pty_cat),
 		TL_TEST(test_follow_pty_python_repl),
+		TL_TEST(test_prex_pty_interactive_target),
 		TL_TEST(test_follow_pty_ctrl_c_tree),
 		TL_TEST(test_follow_sigterm_tree),
 		TL_FINAL_TEST,
