@@ -574,18 +574,40 @@ uint64_t tnfctl_events_lost(void);
  *
  *  TNFCTL_OPEN_NOPROBES    control a process without libtnfprobe.so.1:
  *                          nothing is added to LD_PRELOAD (the environment is
- *                          the caller's, or @envp, unchanged), static
- *                          executables and processes without the runtime are
- *                          accepted (no NOTDYNAMIC, no NOLIBTNFPROBE); events
- *                          and child handles as usual.  A static target stops
- *                          at exec_open's return before its first instruction
- *                          (it has no rtld sync point).  Probe functions on
- *                          such a handle return TNFCTL_ERR_NOLIBTNFPROBE.
- *  TNFCTL_OPEN_FOREGROUND  exec_open only: the child stays in the caller's
- *                          process group (the caller's job), so it reads the
- *                          terminal as the caller would, and the terminal's
- *                          signals (Ctrl-C, Ctrl-\, Ctrl-Z) reach it as they
- *                          reach the caller.
+ *                          the caller's, or @envp, unchanged; with @envp NULL
+ *                          and @ld_preload set, LD_PRELOAD is
+ *                          "[old:]ld_preload"; @libtnfprobe_path is ignored),
+ *                          static executables and processes without the
+ *                          runtime are accepted (no NOTDYNAMIC, no
+ *                          NOLIBTNFPROBE); events (FORK, EXEC, EXIT,
+ *                          TARGGONE, DLOPEN, DLCLOSE, EINTR) and child handles
+ *                          as usual.  Nothing waits for rtld: exec_open_flags
+ *                          returns with the target stopped at the first
+ *                          instruction of the new image (for a dynamic one,
+ *                          ld.so's entry: no library but ld.so mapped yet, so
+ *                          a missing library is the target's EXIT with status
+ *                          127, the loader's message on its stderr), and
+ *                          pid_open_flags where it stopped the process (not
+ *                          run to its sync point after an exec).  rtld's
+ *                          start-up is not a DLOPEN.  A static program has no
+ *                          DLOPEN/DLCLOSE.  Probe functions (probe_apply[_ids],
+ *                          probe_*, check_libs, buffer_alloc) on such a handle
+ *                          return TNFCTL_ERR_NOLIBTNFPROBE; trace_attrs_get
+ *                          gives targ_pid, TNFCTL_BUF_NONE, no file, tracing
+ *                          off; register_funcs succeeds (no probe will come).
+ *  TNFCTL_OPEN_FOREGROUND  exec_open only (pid_open_flags: BADARG): the child
+ *                          stays in the caller's process group (the caller's
+ *                          job), so it reads the terminal as the caller would,
+ *                          and the terminal's signals (Ctrl-C, Ctrl-\, Ctrl-Z)
+ *                          reach it as they reach the caller; signals are
+ *                          delivered as usual (a group-stop is kept with
+ *                          PTRACE_LISTEN until SIGCONT).  Without it (and with
+ *                          tnfctl_exec_open) the child has a group of its own,
+ *                          and a SIGINT the terminal sends it (only possible
+ *                          once the controller gave it the terminal with
+ *                          tcsetpgrp, as prex does while it runs) is taken as
+ *                          the controller's ^C: not delivered, and
+ *                          tnfctl_continue returns EINTR with it stopped.
  *  TNFCTL_OPEN_EXEC_FAILED also return TNFCTL_EVENT_EXEC_FAILED for an execve
  *                          that failed (the target is stopped at the return of
  *                          the call; tnfctl_event_exec_get() gives the errno).
@@ -603,6 +625,25 @@ uint64_t tnfctl_events_lost(void);
 /* tnfctl_continue() with TNFCTL_OPEN_EXEC_FAILED: an execve failed. */
 #define TNFCTL_EVENT_EXEC_FAILED ((tnfctl_event_t)(TNFCTL_EVENT_EXIT + 1))
 
+/*
+ * tnfctl_exec_open_flags - tnfctl_exec_open() with @flags (TNFCTL_OPEN_*
+ * above; any other bit: BADARG).  Arguments, ownership and errors as for
+ * tnfctl_exec_open(), plus: without NOPROBES a static program is
+ * NOTDYNAMIC as there.  On FILENOTFOUND or ACCES errno says why: ENOENT,
+ * EACCES or ENOEXEC (execve's own errno when the program got that far),
+ * ELIBACC when the loader ended it before the sync point (without
+ * NOPROBES: a missing library; the loader said which on the child's
+ * stderr), EPERM when the caller lacks the privilege BPF and ptrace need
+ * (root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE).  tnfctl_exec_open()
+ * sets errno the same way.
+ *
+ * tnfctl_pid_open_flags - tnfctl_pid_open() with @flags (only
+ * TNFCTL_OPEN_NOPROBES; other bits: BADARG).  Errors as for
+ * tnfctl_pid_open() (with NOPROBES never NOTDYNAMIC nor NOLIBTNFPROBE);
+ * errno EPERM with ACCES when BPF is not permitted.  After an EXEC event
+ * on a NOPROBES handle, close it with SUSPEND and re-open the pid with the
+ * same flags: the mode is not remembered across the close.
+ */
 tnfctl_errcode_t tnfctl_exec_open_flags(const char *pgmname, char *const *argv,
 					char *const *envp, const char *ld_preload,
 					const char *libtnfprobe_path, unsigned int flags,
