@@ -101,9 +101,9 @@ static int done_fd = -1;				 /* eventfd: all followers ended */
 static int wake_fd[2] = {-1, -1};			 /* self-pipe of on_term() */
 static atomic_int stop_sig;				 /* -p: termination signal, 0 if none */
 static atomic_uint fwd_pending;				 /* CMD: signals to pass on (bit N) */
-static int fwd_sig;	 /* under lock: last signal passed on to the tree, 0 if none */
-static uint64_t fwd_ns;	 /* under lock: when */
-static bool attached;	 /* -p PID: detach on a signal instead of passing it on */
+static int fwd_sig;	/* under lock: last signal passed on to the tree, 0 if none */
+static uint64_t fwd_ns; /* under lock: when */
+static bool attached;	/* -p PID: detach on a signal instead of passing it on */
 
 /* The signals tnfctl-follow passes on to the tree (CMD) or detaches on (-p). */
 static const int term_sigs[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
@@ -595,7 +595,8 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 		while (!end && (r = tnfctl_watch_next(w, &ev, 0)) == 1) {
 			end = ev.kind == TNFCTL_WATCH_END;
 			if (live && ev.kind == TNFCTL_WATCH_FORK) {
-				pid_t *p = nlive < cap ? live : realloc(live, sizeof(*live) * (cap *= 2));
+				pid_t *p = nlive < cap ? live
+						       : realloc(live, sizeof(*live) * (cap *= 2));
 
 				if (p) {
 					live = p;
@@ -695,8 +696,9 @@ int main(int argc, char **argv)
 			errno = 0;
 			v = strtol(optarg, &end, 10);
 			if (errno || end == optarg || *end || v <= 0 || v > INT_MAX)
-				bad_usage("-p: '%s' is not a process id (a positive decimal number)",
-					  optarg);
+				bad_usage(
+					"-p: '%s' is not a process id (a positive decimal number)",
+					optarg);
 			pid = (pid_t)v;
 			break;
 		default:

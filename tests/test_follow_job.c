@@ -81,8 +81,7 @@ static void expect_exit(const struct run *r, int code, const char *what, const c
 			 MODE_NAME(mode), r->status, code, r->out);
 }
 
-static void expect_out(const struct run *r, const char *needle, const char *what,
-		       const char *mode)
+static void expect_out(const struct run *r, const char *needle, const char *what, const char *mode)
 {
 	if (!strstr(r->out, needle))
 		fail_msg("%s (%s): no \"%s\" in the output:\n%s", what, MODE_NAME(mode), needle,
@@ -262,8 +261,8 @@ static void test_follow_errors(void **state)
 	for (m = 0; m < 2; m++) {
 		follow_pipe(&r, modes[m], a5);
 		expect_exit(&r, 127, "a missing program", modes[m]);
-		expect_out(&r, "/nonexistent/tl-prog: No such file or directory", "a missing program",
-			   modes[m]);
+		expect_out(&r, "/nonexistent/tl-prog: No such file or directory",
+			   "a missing program", modes[m]);
 	}
 	/* the stopping mode has execve's own reason */
 	follow_pipe(&r, NULL, a6);
@@ -379,9 +378,11 @@ static void test_follow_missing_library(void **state)
  */
 static void test_follow_not_root_message(void **state)
 {
-	char *args[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-			"--inh-caps=-all", "--bounding-set=-all", tl.follow, "--", "/bin/true",
-			NULL};
+	char *args[] = {"setpriv",	   "--reuid=65534",
+			"--regid=65534",   "--clear-groups",
+			"--inh-caps=-all", "--bounding-set=-all",
+			tl.follow,	   "--",
+			"/bin/true",	   NULL};
 	char setpriv[PATH_MAX], **env;
 	static struct run r;
 	int out[2];
@@ -404,8 +405,7 @@ static void test_follow_not_root_message(void **state)
 	close(out[1]);
 	collect(&r, out[0], pid);
 	expect_exit(&r, 1, "as nobody", NULL);
-	expect_out(&r, "need root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE", "as nobody",
-		   NULL);
+	expect_out(&r, "need root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE", "as nobody", NULL);
 	expect_out(&r, "missing: CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE", "as nobody", NULL);
 }
 
@@ -549,20 +549,21 @@ static void test_follow_pty_cat(void **state)
 		pty_write(&t, "\x04"); /* end of file */
 		st = pty_wait(&t);
 		if (!WIFEXITED(st) || WEXITSTATUS(st))
-			fail_msg("cat (%s): wait status 0x%x, expected exit 0",
-				 MODE_NAME(modes[m]), st);
+			fail_msg("cat (%s): wait status 0x%x, expected exit 0", MODE_NAME(modes[m]),
+				 st);
 	}
 }
 
 /* Whether @nr is a syscall that waits for terminal input. */
 static int waits_for_input(long nr)
 {
-	static const long nrs[] = {SYS_read, SYS_pselect6, SYS_ppoll,
+	static const long nrs[] = {
+		SYS_read,   SYS_pselect6, SYS_ppoll,
 #ifdef SYS_select
-				   SYS_select,
+		SYS_select,
 #endif
 #ifdef SYS_poll
-				   SYS_poll,
+		SYS_poll,
 #endif
 	};
 	size_t i;
@@ -780,8 +781,7 @@ static void test_follow_pty_ctrl_c_tree(void **state)
  */
 static void test_follow_sigterm_tree(void **state)
 {
-	char *args[] = {"--", "/bin/sh", "-c", "sleep 1000 & sleep 1001 & sleep 1002; wait",
-			NULL};
+	char *args[] = {"--", "/bin/sh", "-c", "sleep 1000 & sleep 1001 & sleep 1002; wait", NULL};
 	static const int sigs[] = {SIGTERM, SIGHUP};
 	static struct pty_run t;
 	size_t m, s;

@@ -61,8 +61,7 @@ static void assert_no_probe_layer(tnfctl_handle_t *h, pid_t pid)
 
 	tl_assert_err(tnfctl_probe_apply(h, np_op, NULL), TNFCTL_ERR_NOLIBTNFPROBE);
 	tl_assert_err(tnfctl_check_libs(h), TNFCTL_ERR_NOLIBTNFPROBE);
-	tl_assert_err(tnfctl_buffer_alloc(h, "/tmp/np-never.tnf", 65536),
-		      TNFCTL_ERR_NOLIBTNFPROBE);
+	tl_assert_err(tnfctl_buffer_alloc(h, "/tmp/np-never.tnf", 65536), TNFCTL_ERR_NOLIBTNFPROBE);
 	tl_assert_err(tnfctl_trace_attrs_get(h, &attrs), TNFCTL_ERR_NONE);
 	assert_int_equal(attrs.targ_pid, pid);
 	assert_int_equal(attrs.trace_buf_state, TNFCTL_BUF_NONE);

@@ -181,8 +181,11 @@ TNF_API tnfctl_errcode_t tnfctl_exec_open_flags(const char *pgmname, char *const
 		err = TNFCTL_ERR_INTERNAL;
 		goto out_h;
 	}
-	pid = spawn_waiting(path, argv, envp ? envp : env ? env : environ, go, ep,
-			    !(flags & TNFCTL_OPEN_FOREGROUND));
+	pid = spawn_waiting(path, argv,
+			    envp  ? envp
+			    : env ? env
+				  : environ,
+			    go, ep, !(flags & TNFCTL_OPEN_FOREGROUND));
 	close(go[0]);
 	close(ep[1]);
 	ep[1] = -1;
@@ -257,6 +260,5 @@ TNF_API tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv
 					  const char *ld_preload, const char *libtnfprobe_path,
 					  tnfctl_handle_t **retval)
 {
-	return tnfctl_exec_open_flags(pgmname, argv, envp, ld_preload, libtnfprobe_path, 0,
-				      retval);
+	return tnfctl_exec_open_flags(pgmname, argv, envp, ld_preload, libtnfprobe_path, 0, retval);
 }

@@ -1389,7 +1389,9 @@ int tnf_tracer_main(int sock)
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (e || epfd < 0 || sigfd < 0) {
 		rep.err = (e == -EPERM || e == -EACCES) ? TNFCTL_ERR_ACCES : TNFCTL_ERR_INTERNAL;
-		rep.exit_status = e < 0 ? -e : e ? 0 : errno; /* the load's errno, for the message */
+		rep.exit_status = e < 0 ? -e
+				  : e	? 0
+					: errno; /* the load's errno, for the message */
 		tnf_send(main_sock, &rep, sizeof(rep), -1);
 		return 1;
 	}
