@@ -609,6 +609,100 @@ static void wait_reading(const char *comm, const char *what)
 	}
 }
 
+/* Waits until @pid is in a job-control stop (state T or t, as /proc shows it). */
+static void wait_stopped(pid_t pid, const char *what)
+{
+	long long end = tl_now_ms() + tl.timeout_ms;
+	char st;
+
+	while ((st = tl_proc_state(pid)) != 'T' && st != 't') {
+		struct pollfd none = {.fd = -1};
+
+		if (tl_now_ms() > end)
+			fail_msg("%s: pid %d not stopped within %d ms (state %c)", what, pid,
+				 tl.timeout_ms, st);
+		poll(&none, 0, 2);
+	}
+}
+
+/* The live process named @comm in our subtree (the first found). */
+static pid_t find_live(const char *comm)
+{
+	struct tl_pinfo *ps;
+	int i, n = tl_subtree(&ps);
+	pid_t pid = 0;
+
+	for (i = 0; i < n && !pid; i++)
+		if (!strcmp(ps[i].comm, comm) && ps[i].state != 'Z')
+			pid = ps[i].pid;
+	free(ps);
+	return pid;
+}
+
+/*
+ * Ctrl-Z under an interactive bash (a job-control shell: the job's group is
+ * not orphaned, so the stop is real): bash reports the job Stopped, cat is
+ * in a group-stop, `fg` resumes both and cat reads again.
+ */
+static void test_follow_pty_ctrl_z(void **state)
+{
+	struct winsize ws = {.ws_row = 24, .ws_col = 200};
+	char cmd[PATH_MAX + 64], **env;
+	char *argv[] = {"/bin/bash", "--norc", "--noprofile", "-i", NULL};
+	const char *extra[] = {"PS1=tl$ ", NULL};
+	static struct pty_run t;
+	size_t m;
+	pid_t pid, cat;
+	int st;
+
+	(void)state;
+	tl_require_root();
+	if (access(argv[0], X_OK)) {
+		print_message("SKIP: no /bin/bash\n");
+		skip();
+	}
+	for (m = 0; m < 2; m++) {
+		env = tl_env_build(extra);
+		fflush(stdout);
+		fflush(stderr);
+		pid = forkpty(&t.master, NULL, NULL, &ws);
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			sigset_t none;
+
+			sigemptyset(&none);
+			sigprocmask(SIG_SETMASK, &none, NULL);
+			execve(argv[0], argv, env);
+			_exit(127);
+		}
+		free(env);
+		tl_set_cloexec(t.master, 1);
+		tl_track_pid(pid);
+		t.pid = pid;
+		t.len = 0;
+		snprintf(cmd, sizeof(cmd), "%s %s -o /dev/null -- cat\n", tl.follow,
+			 modes[m] ? modes[m] : "");
+		pty_until(&t, "tl$ ", "bash's prompt");
+		pty_write(&t, cmd);
+		wait_reading("cat", MODE_NAME(modes[m]));
+		cat = find_live("cat");
+		pty_write(&t, "\x1a");
+		pty_until(&t, "Stopped", "bash after Ctrl-Z");
+		wait_stopped(cat, "cat after Ctrl-Z");
+		pty_write(&t, "fg\n");
+		wait_reading("cat", "cat after fg");
+		pty_write(&t, "after fg\n");
+		pty_until(&t, "after fg\r\nafter fg\r\n", "cat after fg");
+		pty_write(&t, "\x04");
+		pty_until(&t, "tl$ ", "bash's prompt after cat");
+		pty_write(&t, "exit $?\n");
+		st = pty_wait(&t);
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			fail_msg("cat after Ctrl-Z and fg (%s): bash's status 0x%x, expected 0",
+				 MODE_NAME(modes[m]), st);
+	}
+}
+
 /* python3's REPL: it reads the terminal, Ctrl-C is its KeyboardInterrupt, its exit is ours. */
 static void test_follow_pty_python_repl(void **state)
 {
@@ -806,19 +900,13 @@ static void test_follow_sigterm_tree(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		TL_TEST(test_follow_asan_both_modes),
-		TL_TEST(test_follow_static_and_env_i),
-		TL_TEST(test_follow_pid_probe_less),
-		TL_TEST(test_follow_errors),
-		TL_TEST(test_follow_missing_library),
-		TL_TEST(test_tools_exit_codes),
-		TL_TEST(test_follow_not_root_message),
-		TL_TEST(test_follow_pty_cat),
-		TL_TEST(test_follow_pty_python_repl),
-		TL_TEST(test_prex_pty_interactive_target),
-		TL_TEST(test_follow_pty_ctrl_c_tree),
-		TL_TEST(test_follow_sigterm_tree),
-		TL_FINAL_TEST,
+		TL_TEST(test_follow_asan_both_modes),	   TL_TEST(test_follow_static_and_env_i),
+		TL_TEST(test_follow_pid_probe_less),	   TL_TEST(test_follow_errors),
+		TL_TEST(test_follow_missing_library),	   TL_TEST(test_tools_exit_codes),
+		TL_TEST(test_follow_not_root_message),	   TL_TEST(test_follow_pty_cat),
+		TL_TEST(test_follow_pty_python_repl),	   TL_TEST(test_follow_pty_ctrl_z),
+		TL_TEST(test_prex_pty_interactive_target), TL_TEST(test_follow_pty_ctrl_c_tree),
+		TL_TEST(test_follow_sigterm_tree),	   TL_FINAL_TEST,
 	};
 
 	return tl_run(tests);
