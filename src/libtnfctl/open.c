@@ -67,6 +67,9 @@ TNF_API tnfctl_errcode_t tnfctl_pid_open_flags(pid_t pid, unsigned int flags,
 	h->attrs.targ_pid = pid;
 	h->open_flags = flags;
 	err = flags & TNFCTL_OPEN_NOPROBES ? TNFCTL_ERR_NONE : tnf_probes_attach_direct(h);
+	/* EXEC_FAILED: the helper attaches its sys_exit program (INTERNAL if it cannot) */
+	if (!err && (flags & TNFCTL_OPEN_EXEC_FAILED))
+		err = tnf_handle_set_flags(h, flags);
 	if (err) {
 		tnfctl_close(h, TNFCTL_TARG_RESUME);
 		return err;
@@ -233,6 +236,8 @@ TNF_API tnfctl_errcode_t tnfctl_exec_open_flags(const char *pgmname, char *const
 	h->open_flags = flags;
 	tnf_spawned_add(pid);
 	err = noprobes ? TNFCTL_ERR_NONE : tnf_probes_attach_direct(h);
+	if (!err && (flags & TNFCTL_OPEN_EXEC_FAILED))
+		err = tnf_handle_set_flags(h, flags);
 	if (err) {
 		tnfctl_close(h, TNFCTL_TARG_KILL);
 		h = NULL;
