@@ -168,11 +168,11 @@ static void test_follow_static_and_env_i(void **state)
 		 helper("static_exit"));
 	follow_pipe(&r, NULL, args);
 	expect_exit(&r, 9, "sh running a static program and env -i", NULL);
-	expect_lines(&r, "EXEC", "static_exit", 1);
+	expect_lines(&r, "EXEC", "static_exit: ", 1); /* "path: argv" */
 	expect_lines(&r, "EXIT", "status 7", 1); /* the static program's child */
 	expect_lines(&r, "EXIT", "status 4", 1);
-	expect_lines(&r, "EXEC", "/usr/bin/env", 1);
-	expect_lines(&r, "EXEC", "/bin/sh", 1);
+	expect_lines(&r, "EXEC", "/usr/bin/env: ", 1);
+	expect_lines(&r, "EXEC", "/bin/sh: ", 1);
 	expect_lines(&r, "EXIT", "status 3", 1);
 	expect_lines(&r, "EXIT", "status 9", 1);
 	/* sh forks twice, static_exit once */
