@@ -23,7 +23,6 @@
 #define ESRCH  3
 #define EEXIST 17
 #define ENOSPC 28
-#define ENOSYS 38
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -36,9 +35,6 @@ const volatile __u32 argv_max = TNF_EXEC_ARGV_MAX; /* argv bytes per record (<= 
 
 __u64 seq;
 __u64 last_wake_ns; /* read by the consumer to arm its timer */
-
-extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
-extern void bpf_task_release(struct task_struct *p) __ksym __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -566,39 +562,45 @@ int BPF_KRETPROBE(on_dlclose_ret, long ret)
 }
 
 /*
- * Run by watch.c (BPF_PROG_RUN) for the root and each descendant it finds in
- * /proc.  The check and the insert happen here, on the task that owns the
- * pid now: a pid that was freed and reused by a process outside the tree
- * (whose parent is not tracked) is refused, so a watch never sees it.
+ * Adds an existing process: the root, or a descendant watch_tree.c found in
+ * /proc.  watch.c sets add_req and runs this task iterator (iter/task, 5.8),
+ * narrowed to that one task where the kernel can (6.1), else over every task;
+ * the program picks the task either way.  The check and the insert happen
+ * here, on the task that owns the pid now: a pid that was freed and reused
+ * by a process outside the tree (whose parent is not tracked) is refused, so
+ * a watch never sees it.  (A task iterator rather than a syscall program
+ * with the bpf_task_from_pid kfunc, which is 6.2: Debian 12 runs 6.1.)
  */
-SEC("syscall")
-int add_proc(struct tnf_watch_add *a)
+struct tnf_watch_add add_req;
+__u64 add_barrier;
+
+SEC("iter/task")
+int add_proc(struct bpf_iter__task *ctx)
 {
+	struct task_struct *t = ctx->task;
 	struct tnf_watch_proc st = {};
-	struct task_struct *t;
-	u32 pid = a->pid, ppid = a->ppid;
+	u32 pid = add_req.pid, ppid = add_req.ppid;
 	int ret = 0;
 
-	if (!bpf_task_from_pid || !bpf_task_release) {
-		a->ret = -ENOSYS;
+	if (!t || t->pid != pid || t->tgid != pid)
 		return 0;
-	}
-	t = bpf_task_from_pid(pid);
-	if (!t) {
-		a->ret = -ESRCH;
-		return 0;
-	}
-	if (BPF_CORE_READ(t, tgid) != pid ||
-	    (ppid && (parent_tgid(t) != ppid || !is_tracked(ppid)))) {
+	if (ppid && (parent_tgid(t) != ppid || !is_tracked(ppid))) {
 		ret = -ESRCH;
 	} else if (bpf_map_update_elem(&tracked, &pid, &st, BPF_NOEXIST)) {
 		ret = is_tracked(pid) ? -EEXIST : -ENOSPC;
-	} else if (BPF_CORE_READ(t, signal, live.counter) == 0) {
-		/* Already past its exit's check of the map: it will not remove itself. */
-		bpf_map_delete_elem(&tracked, &pid);
-		ret = -ESRCH;
+	} else {
+		/*
+		 * A full barrier (lock xadd) between the insert and the read of
+		 * live: the exit path decrements live (a full barrier too), then
+		 * looks the tgid up, so one of the two sees the other.
+		 */
+		__sync_fetch_and_add(&add_barrier, 1);
+		if (BPF_CORE_READ(t, signal, live.counter) == 0) {
+			/* Already past its exit's check of the map: it will not remove itself. */
+			bpf_map_delete_elem(&tracked, &pid);
+			ret = -ESRCH;
+		}
 	}
-	bpf_task_release(t);
-	a->ret = ret;
+	add_req.ret = ret;
 	return 0;
 }

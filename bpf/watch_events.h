@@ -96,11 +96,11 @@ struct tnf_watch_dl {
 	unsigned long long uptr; /* dlopen: the name's address, read at the return */
 };
 
-/* In/out of the add_proc syscall program (user space adds existing processes). */
+/* In/out of the add_proc task iterator (user space adds existing processes). */
 struct tnf_watch_add {
 	int pid;  /* tgid to add */
 	int ppid; /* its parent must be this tracked tgid (0: no check, the root) */
-	int ret;  /* 0 added, -ESRCH gone or not a child of ppid, -EEXIST, -ENOSPC, -ENOSYS */
+	int ret;  /* 0 added, -ESRCH gone or not a child of ppid, -EEXIST, -ENOSPC */
 	int pad;
 };
 

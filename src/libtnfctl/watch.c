@@ -435,15 +435,54 @@ TNF_API tnfctl_errcode_t tnfctl_watch_event_exec(tnfctl_watch_t *w, struct tnfct
 	return tnf_exec_data_get(&w->exec, info);
 }
 
+/* Runs add_proc once over the task @pid, or over every task (see bpf/watch.bpf.c). */
+static int run_add_iter(struct tnfctl_watch *w, pid_t pid)
+{
+	union bpf_iter_link_info li = {.task.tid = pid};
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &li, .link_info_len = sizeof(li));
+	struct bpf_link *l = NULL;
+	char buf[64];
+	ssize_t n;
+	int fd, err = 0;
+
+	/* A kernel before 6.1 refuses the task parameter (E2BIG, EINVAL): walk them all. */
+	if (!w->iter_all) {
+		l = bpf_program__attach_iter(w->skel->progs.add_proc, &opts);
+		if (!l && errno != EPERM && errno != EACCES && errno != ENOMEM)
+			w->iter_all = true;
+	}
+	if (w->iter_all)
+		l = bpf_program__attach_iter(w->skel->progs.add_proc, NULL);
+	if (!l)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(l));
+	if (fd < 0)
+		err = -errno;
+	/* The program writes nothing: one read runs it over the tasks. */
+	while (fd >= 0 && (n = read(fd, buf, sizeof(buf))) != 0)
+		if (n < 0 && errno != EINTR) {
+			err = -errno;
+			break;
+		}
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(l);
+	return err;
+}
+
 /* Add @pid (a child of the tracked @ppid, or the root if 0) in the kernel. */
 int tnf_watch_add(struct tnfctl_watch *w, pid_t pid, pid_t ppid)
 {
-	struct tnf_watch_add a = {.pid = pid, .ppid = ppid};
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &a, .ctx_size_in = sizeof(a));
+	struct tnf_watch_add *a = &w->skel->bss->add_req;
+	int err;
 
-	if (bpf_prog_test_run_opts(bpf_program__fd(w->skel->progs.add_proc), &opts))
-		return -errno;
-	return a.ret == -EEXIST ? 0 : a.ret;
+	a->pid = pid;
+	a->ppid = ppid;
+	a->ret = -ESRCH; /* no such task: the program never got to it */
+	err = run_add_iter(w, pid);
+	if (err)
+		return err;
+	return a->ret == -EEXIST ? 0 : a->ret;
 }
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER; /* libbpf's print hook */

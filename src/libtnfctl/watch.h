@@ -33,6 +33,7 @@ struct tnfctl_watch {
 	pid_t root;
 	uint64_t delay_ns;
 	bool legacy_exit; /* no group_dead in the exit tracepoint: drop doubled EXITs */
+	bool iter_all;	  /* the kernel cannot narrow a task iterator to one task (< 6.1) */
 	/* uprobes on dlopen/dlclose (entry and return), per libc inode */
 	struct tnf_watch_libc *libcs;
 	size_t nlibcs;
