@@ -5,16 +5,17 @@
  */
 #include "testlib.h"
 
-/* Every code 0..22 has its own message; nothing else does. */
+/* Every code 0..22 (Solaris) and 23 (Linux) has its own message; nothing else does. */
 static void test_strerror_distinct(void **state)
 {
-	const char *msg[TNFCTL_ERR_USR5 + 1];
+	const char *msg[TNFCTL_ERR_KERNEL + 1];
 	int i, j;
 
 	(void)state;
 	assert_int_equal(TNFCTL_ERR_USR5, 22);
+	assert_int_equal(TNFCTL_ERR_KERNEL, 23);
 	assert_int_equal(TNFCTL_ERR_BUFBROKEN, 10);
-	for (i = 0; i <= TNFCTL_ERR_USR5; i++) {
+	for (i = 0; i <= TNFCTL_ERR_KERNEL; i++) {
 		msg[i] = tnfctl_strerror((tnfctl_errcode_t)i);
 		if (!msg[i] || !msg[i][0])
 			fail_msg("tnfctl_strerror(%d) is empty", i);
@@ -30,7 +31,7 @@ static void test_strerror_distinct(void **state)
 static void test_strerror_unknown(void **state)
 {
 	(void)state;
-	assert_string_equal(tnfctl_strerror((tnfctl_errcode_t)23), "unknown error code");
+	assert_string_equal(tnfctl_strerror((tnfctl_errcode_t)24), "unknown error code");
 	assert_string_equal(tnfctl_strerror((tnfctl_errcode_t)-1), "unknown error code");
 	assert_string_equal(tnfctl_strerror((tnfctl_errcode_t)100000), "unknown error code");
 }

@@ -1188,7 +1188,7 @@ static inline const char *tl_err_name(tnfctl_errcode_t err)
 		"SIZETOOSMALL", "SIZETOOBIG", "BADARG",	      "NOTDYNAMIC", "NOLIBTNFPROBE",
 		"BUFBROKEN",	"BUFEXISTS",  "NOBUF",	      "BADDEALLOC", "NOPROCESS",
 		"FILENOTFOUND", "BUSY",	      "INVALIDPROBE", "USR1",	    "USR2",
-		"USR3",		"USR4",	      "USR5",
+		"USR3",		"USR4",	      "USR5",	      "KERNEL",
 	};
 
 	if ((unsigned)err < sizeof(names) / sizeof(names[0]))

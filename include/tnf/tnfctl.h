@@ -116,7 +116,13 @@ typedef enum {
 	TNFCTL_ERR_USR2,
 	TNFCTL_ERR_USR3,
 	TNFCTL_ERR_USR4,
-	TNFCTL_ERR_USR5
+	TNFCTL_ERR_USR5,
+	/*
+	 * Linux extension: the running kernel lacks a BPF feature this needs
+	 * (BTF, tp_btf, the BPF ring buffer, task iterators; or the
+	 * bpf_send_signal_task kfunc when TNFCTL_STOP_MODE=kfunc forces it).
+	 */
+	TNFCTL_ERR_KERNEL
 } tnfctl_errcode_t;
 
 /* Why tnfctl_continue() returned. */

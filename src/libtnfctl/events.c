@@ -49,6 +49,11 @@ bool tnf_events_kfunc_available(void)
 	return tnf_kfeatures()->send_signal_task;
 }
 
+bool tnf_events_kernel_ok(void)
+{
+	return tnf_kfeatures()->base;
+}
+
 static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (level == LIBBPF_WARN && getenv("TNFCTL_DEBUG"))

@@ -2,6 +2,7 @@
 /* What the running kernel offers, from /sys/kernel/btf/vmlinux, once. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <bpf/btf.h>
 #include "kfeatures.h"
 
@@ -20,13 +21,32 @@ static bool exit_passes_group_dead(const struct btf *btf)
 	return t && btf_is_func_proto(t) && btf_vlen(t) == 3;
 }
 
+static bool has_enumerator(const struct btf *btf, const char *type, const char *name)
+{
+	int id = btf__find_by_name_kind(btf, type, BTF_KIND_ENUM);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	const struct btf_enum *e;
+	int i;
+
+	if (!t)
+		return false;
+	for (i = 0, e = btf_enum(t); i < btf_vlen(t); i++, e++)
+		if (!strcmp(btf__name_by_offset(btf, e->name_off), name))
+			return true;
+	return false;
+}
+
 static void probe(void)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
 	const char *no_multi = getenv("TNFCTL_NO_UPROBE_MULTI");
 
 	if (!btf)
-		return;
+		return; /* no BTF: nothing of ours loads */
+	kf.base = btf__find_by_name_kind(btf, "btf_trace_sched_process_fork", BTF_KIND_TYPEDEF) > 0 &&
+		  btf__find_by_name_kind(btf, "btf_trace_sched_process_exec", BTF_KIND_TYPEDEF) > 0 &&
+		  has_enumerator(btf, "bpf_map_type", "BPF_MAP_TYPE_RINGBUF");
+	kf.iter_task = btf__find_by_name_kind(btf, "bpf_iter__task", BTF_KIND_STRUCT) > 0;
 	kf.send_signal_task = btf__find_by_name_kind(btf, "bpf_send_signal_task", BTF_KIND_FUNC) > 0;
 	kf.exit_group_dead = exit_passes_group_dead(btf);
 	kf.uprobe_multi = !(no_multi && *no_multi) &&

@@ -15,6 +15,13 @@ struct bpf_program;
 struct bpf_link;
 
 struct tnf_kfeatures {
+	/*
+	 * What every BPF object here needs: BTF, tp_btf programs on the
+	 * sched_process_* tracepoints (5.5) and the BPF ring buffer (5.8).
+	 * Without it an open fails with TNFCTL_ERR_KERNEL.
+	 */
+	bool base;
+	bool iter_task;	       /* iter/task programs (5.8): the passive watch */
 	bool send_signal_task; /* kfunc bpf_send_signal_task (6.13+) */
 	bool exit_group_dead;  /* sched_process_exit passes group_dead (6.16+) */
 	bool uprobe_multi;     /* uprobe_multi links (6.6+), unless TNFCTL_NO_UPROBE_MULTI */

@@ -26,6 +26,7 @@ static const char *const messages[] = {
 	[TNFCTL_ERR_USR3] = "user error 3",
 	[TNFCTL_ERR_USR4] = "user error 4",
 	[TNFCTL_ERR_USR5] = "user error 5",
+	[TNFCTL_ERR_KERNEL] = "the running kernel lacks a feature this needs",
 };
 
 TNF_API const char *tnfctl_strerror(tnfctl_errcode_t err)

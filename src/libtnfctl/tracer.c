@@ -1351,15 +1351,22 @@ static void setup_process(int sock)
 	sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
-static bool choose_kfunc(void)
+/*
+ * The stop mode: the kfunc where the kernel has it, unless TNFCTL_STOP_MODE
+ * forces one.  A forced kfunc the kernel lacks is refused: accepted, it
+ * would never stop a fork child.
+ */
+static tnfctl_errcode_t choose_stop_mode(bool *use_kfunc)
 {
 	const char *mode = getenv("TNFCTL_STOP_MODE");
+	bool have = tnf_events_kfunc_available();
 
-	if (mode && !strcmp(mode, "ptrace"))
-		return false;
-	if (mode && !strcmp(mode, "kfunc"))
-		return true;
-	return tnf_events_kfunc_available();
+	if (!tnf_events_kernel_ok())
+		return TNFCTL_ERR_KERNEL;
+	if (mode && !strcmp(mode, "kfunc") && !have)
+		return TNFCTL_ERR_KERNEL;
+	*use_kfunc = have && !(mode && !strcmp(mode, "ptrace"));
+	return TNFCTL_ERR_NONE;
 }
 
 static bool drain_signals(void)
@@ -1377,14 +1384,18 @@ int tnf_tracer_main(int sock)
 {
 	struct epoll_event evs[32];
 	struct tnf_rep rep;
-	bool use_kfunc;
+	bool use_kfunc = false;
 	int i, n, e;
 
 	setup_process(sock);
-	use_kfunc = choose_kfunc();
-	ptrace_fork = !use_kfunc;
 	memset(&rep, 0, sizeof(rep));
 	rep.kind = TNF_REP_DONE;
+	rep.err = choose_stop_mode(&use_kfunc);
+	if (rep.err) {
+		tnf_send(main_sock, &rep, sizeof(rep), -1);
+		return 1;
+	}
+	ptrace_fork = !use_kfunc;
 	e = tnf_events_load(use_kfunc);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (e || epfd < 0 || sigfd < 0) {

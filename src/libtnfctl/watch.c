@@ -572,6 +572,10 @@ tnfctl_errcode_t tnf_watch_new(pid_t root, unsigned int flags, struct tnfctl_wat
 
 	if (!w)
 		return TNFCTL_ERR_ALLOCFAIL;
+	if (!tnf_kfeatures()->base || !tnf_kfeatures()->iter_task) {
+		free(w);
+		return TNFCTL_ERR_KERNEL;
+	}
 	w->epfd = w->tfd = -1;
 	w->root = root;
 	w->flags = flags;
