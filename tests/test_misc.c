@@ -3,6 +3,7 @@
  * tnfctl_strerror, the kernel-mode functions, trace_attrs_get,
  * event_info_get and the argument checks of the other calls.
  */
+#include <bpf/btf.h>
 #include "testlib.h"
 
 /* Every code 0..22 (Solaris) and 23 (Linux) has its own message; nothing else does. */
@@ -190,6 +191,62 @@ static void test_no_events_lost(void **state)
 	assert_int_equal(tnfctl_events_lost(), 0);
 }
 
+/* Whether the running kernel's BTF has the kfunc (the library probes it so). */
+static int kernel_has_send_signal_task(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	int has = btf && btf__find_by_name_kind(btf, "bpf_send_signal_task", BTF_KIND_FUNC) > 0;
+
+	btf__free(btf);
+	return has;
+}
+
+/*
+ * TNFCTL_STOP_MODE=kfunc on a kernel without bpf_send_signal_task (before
+ * 6.13, e.g. Debian 12's 6.1): the open is refused with TNFCTL_ERR_KERNEL.
+ * It used to be accepted, and then no fork child was ever stopped.  Runs in
+ * tl_ctl, a fresh controller, so that its tracer helper reads the mode.
+ */
+static void test_forced_kfunc_refused_without_kernel(void **state)
+{
+	char rfd[16];
+	char *argv[] = {tl.ctl, tl.libctl, rfd, "stop", "e", tl.target, "x", "y", NULL};
+	struct tl_proc *rep;
+	char **env;
+	int keep[2], i, k = 0, code;
+	const char *l;
+	pid_t pid;
+
+	(void)state;
+	tl_require_root();
+	if (kernel_has_send_signal_task()) {
+		print_message("SKIP: the kernel has bpf_send_signal_task, the kfunc mode works "
+			      "(make check-kernel KERNEL=<a 6.1 kernel> runs this)\n");
+		skip();
+	}
+	for (i = 0; environ[i]; i++)
+		;
+	env = calloc(i + 2, sizeof(*env));
+	assert_non_null(env);
+	for (i = 0; environ[i]; i++)
+		if (strncmp(environ[i], "TNFCTL_STOP_MODE=", 17) &&
+		    strncmp(environ[i], "LD_PRELOAD=", 11))
+			env[k++] = environ[i];
+	env[k] = "TNFCTL_STOP_MODE=kfunc";
+	rep = tl_proc_new();
+	snprintf(rfd, sizeof(rfd), "%d", rep->t_reply_w);
+	keep[0] = rep->t_reply_w;
+	keep[1] = -1;
+	pid = tl_spawn(argv, env, -1, keep);
+	free(env);
+	tl_proc_handed_over(rep);
+	rep->pid = pid;
+	l = tl_expect(rep, "error open ");
+	code = atoi(l + 11);
+	tl_reap(pid);
+	tl_assert_err((tnfctl_errcode_t)code, TNFCTL_ERR_KERNEL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -202,6 +259,7 @@ int main(void)
 		TL_TEST(test_continue_and_info_badarg),
 		TL_TEST(test_event_times_monotonic),
 		TL_TEST(test_no_events_lost),
+		TL_TEST(test_forced_kfunc_refused_without_kernel),
 		TL_FINAL_TEST,
 	};
 
