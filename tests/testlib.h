@@ -90,6 +90,7 @@ struct tl_state {
 	/* processes a test started (killed in the teardown) */
 	pid_t pids[TL_MAX_PIDS];
 	int pidfds[TL_MAX_PIDS];
+	char pidfd_lent[TL_MAX_PIDS]; /* handed out by tl_pidfd_of: kept until the teardown */
 	int npids;
 	/* handles a test holds (closed with KILL in the teardown) */
 	tnfctl_handle_t *handles[TL_MAX_HANDLES];
@@ -794,6 +795,38 @@ static inline pid_t tl_waitpid_timeout(pid_t pid, int *status, int options, int 
 /* ------------------------------------------------------------------ */
 /* registries: processes, handles and threads a test owns */
 
+/*
+ * Entries past this many, whose process has exited and whose pidfd was not
+ * handed out, are dropped: a test forking thousands of children must not
+ * hold a pidfd for each (a Debian login's open-files limit is 1024).
+ */
+#define TL_PIDFDS_KEPT 64
+
+static inline int tl_pidfd_exited(int fd)
+{
+	struct pollfd pf = {.fd = fd, .events = POLLIN};
+
+	return fd < 0 || poll(&pf, 1, 0) != 0;
+}
+
+/* Drops the exited entries not lent out, keeping the order (call locked). */
+static inline void tl_prune_pids(void)
+{
+	int i, k = 0;
+
+	for (i = 0; i < tl.npids; i++) {
+		if (!tl.pidfd_lent[i] && tl_pidfd_exited(tl.pidfds[i])) {
+			if (tl.pidfds[i] >= 0)
+				close(tl.pidfds[i]);
+			continue;
+		}
+		tl.pids[k] = tl.pids[i];
+		tl.pidfds[k] = tl.pidfds[i];
+		tl.pidfd_lent[k++] = tl.pidfd_lent[i];
+	}
+	tl.npids = k;
+}
+
 static inline void tl_track_pid(pid_t pid)
 {
 	int i;
@@ -807,22 +840,41 @@ static inline void tl_track_pid(pid_t pid)
 	 * and tl_pidfd_of gives the newest entry.
 	 */
 	for (i = 0; i < tl.npids; i++)
-		if (tl.pids[i] == pid) {
-			struct pollfd pf = {.fd = tl.pidfds[i], .events = POLLIN};
-
-			if (tl.pidfds[i] < 0 || poll(&pf, 1, 0) == 0)
-				break;
-		}
-	if (i == tl.npids && tl.npids < TL_MAX_PIDS) {
+		if (tl.pids[i] == pid && !tl_pidfd_exited(tl.pidfds[i]))
+			break;
+	if (i == tl.npids && tl.npids >= TL_PIDFDS_KEPT)
+		tl_prune_pids();
+	if (i >= tl.npids && tl.npids < TL_MAX_PIDS) {
 		tl.pids[tl.npids] = pid;
 		tl.pidfds[tl.npids] = tl_pidfd_open(pid);
+		tl.pidfd_lent[tl.npids] = 0;
 		tl.npids++;
 	}
 	pthread_mutex_unlock(&tl.lock);
 }
 
-/* A pidfd for a tracked pid (owned by the registry), -1 if unknown. */
+/*
+ * A pidfd for a tracked pid (owned by the registry, valid until the
+ * teardown), -1 if unknown.
+ */
 static inline int tl_pidfd_of(pid_t pid)
+{
+	int i, fd = -1, at = -1;
+
+	pthread_mutex_lock(&tl.lock);
+	for (i = 0; i < tl.npids; i++)
+		if (tl.pids[i] == pid)
+			at = i;
+	if (at >= 0) {
+		fd = tl.pidfds[at];
+		tl.pidfd_lent[at] = 1;
+	}
+	pthread_mutex_unlock(&tl.lock);
+	return fd;
+}
+
+/* A copy of the registry's pidfd for @pid (the caller closes it), -1 if unknown. */
+static inline int tl_pidfd_dup_of(pid_t pid)
 {
 	int i, fd = -1;
 
@@ -830,6 +882,8 @@ static inline int tl_pidfd_of(pid_t pid)
 	for (i = 0; i < tl.npids; i++)
 		if (tl.pids[i] == pid)
 			fd = tl.pidfds[i];
+	if (fd >= 0)
+		fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	pthread_mutex_unlock(&tl.lock);
 	return fd;
 }
@@ -1301,22 +1355,19 @@ static inline void tl_expect_event_at(tnfctl_handle_t *h, tnfctl_handle_t **chil
 static inline void tl_assert_exits_at(pid_t pid, int timeout_ms, const char *what, TL_LOC)
 {
 	char desc[1024];
-	int fd = tl_pidfd_of(pid), own = 0;
+	int fd = tl_pidfd_dup_of(pid);
 
 	if (fd < 0) {
 		fd = tl_pidfd_open(pid);
-		own = 1;
 		if (fd < 0)
 			return; /* already gone and reaped */
 	}
 	if (tl_pidfd_wait(fd, timeout_ms)) {
-		if (own)
-			close(fd);
+		close(fd);
 		TL_FAILF("%s: pid %d still alive after %d ms: %s", what, pid, timeout_ms,
 			 tl_describe(pid, desc, sizeof(desc)));
 	}
-	if (own)
-		close(fd);
+	close(fd);
 }
 #define tl_assert_exits(pid, what)    tl_assert_exits_at(pid, tl.timeout_ms, what, TL_AT)
 /* The process must already be dead (zombie or gone) right now. */
