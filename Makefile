@@ -197,6 +197,13 @@ stress: tests
 check: tests
 	$(SAN_ENV) B=$(B) tests/run-tests
 
+# make check-kernel KERNEL=<Debian kernel package, .deb or vmlinuz> [TL_TESTS=...]
+# [TL_MODES=...]: the suite (or that part) on that kernel, booted in qemu,
+# with this build (tests/kernel/check-kernel says how).
+check-kernel: all tests
+	@test -n "$(KERNEL)" || { echo "usage: make check-kernel KERNEL=<package|.deb|vmlinuz>" >&2; exit 2; }
+	$(SAN_ENV) B=$(B) TL_TESTS="$(TL_TESTS)" TL_MODES="$(TL_MODES)" tests/kernel/check-kernel "$(KERNEL)"
+
 # ---- sanitizers (README "Sanitizers") --------------------------------------
 # make sanitize: the whole suite with ASan + UBSan (build-san/), then
 # valgrind memcheck (tnfdump, test binaries in the kfunc mode, prex, tnftrace,
@@ -339,7 +346,7 @@ format:
 clean:
 	rm -rf $(B)
 
-.PHONY: all tests check stress sanitize memcheck tsan tsan-run demo bench install uninstall vmlinux format clean
+.PHONY: all tests check check-kernel stress sanitize memcheck tsan tsan-run demo bench install uninstall vmlinux format clean
 .SECONDARY:
 
 -include $(CTL_OBJS:.o=.d) $(PROBE_OBJS:.o=.d) $(TNF_OBJS:.o=.d) $(DUMP_OBJS:.o=.d)

@@ -17,7 +17,8 @@ struct bpf_link;
 struct tnf_kfeatures {
 	/*
 	 * What every BPF object here needs: BTF, tp_btf programs on the
-	 * sched_process_* tracepoints (5.5) and the BPF ring buffer (5.8).
+	 * sched_process_* tracepoints (5.5), the BPF ring buffer (5.8) and
+	 * atomic fetch-and-add (5.12).
 	 * Without it an open fails with TNFCTL_ERR_KERNEL.
 	 */
 	bool base;
