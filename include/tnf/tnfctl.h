@@ -14,7 +14,11 @@
  *  - Events are captured in the kernel by BPF programs; ptrace is used only
  *    to stop and resume.  The controller therefore needs root, or
  *    CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE.  Without them every open fails
- *    with TNFCTL_ERR_ACCES.
+ *    with TNFCTL_ERR_ACCES.  On a kernel without what the BPF side needs
+ *    (BTF, tp_btf, the BPF ring buffer, BPF atomics: Linux 5.12 or later;
+ *    tested on 6.1, 6.12 and 6.18) every open fails with TNFCTL_ERR_KERNEL,
+ *    as does every open when TNFCTL_STOP_MODE=kfunc forces a stop mode the
+ *    kernel lacks (the bpf_send_signal_task kfunc, 6.13).
  *  - On the first open the library starts one helper process (the tracer)
  *    that owns the BPF object and all ptrace state.  It ends when the last
  *    handle is closed.  If the controller dies, the helper resumes every
@@ -200,6 +204,7 @@ const char *tnfctl_strerror(tnfctl_errcode_t err);
  *                           permitted but not effective.
  *  TNFCTL_ERR_NOTDYNAMIC    the executable has no PT_INTERP/PT_DYNAMIC.
  *  TNFCTL_ERR_NOLIBTNFPROBE libtnfprobe.so.1 is not mapped.
+ *  TNFCTL_ERR_KERNEL        the kernel lacks a BPF feature (see the top).
  *  TNFCTL_ERR_ALLOCFAIL     out of memory.
  *  TNFCTL_ERR_INTERNAL      anything else.
  * After each of these the process is released as said above.
@@ -240,6 +245,7 @@ tnfctl_errcode_t tnfctl_pid_open(pid_t pid, tnfctl_handle_t **retval);
  *                           child is killed and reaped).
  *  TNFCTL_ERR_NOTDYNAMIC    a static executable (checked before exec).
  *  TNFCTL_ERR_NOLIBTNFPROBE libtnfprobe.so.1 not mapped (child killed).
+ *  TNFCTL_ERR_KERNEL        the kernel lacks a BPF feature (see the top).
  *  TNFCTL_ERR_ALLOCFAIL     out of memory.
  *  TNFCTL_ERR_INTERNAL      anything else (the child is killed).
  */
@@ -719,9 +725,9 @@ tnfctl_errcode_t tnfctl_event_exec_get(tnfctl_handle_t *hndl, struct tnfctl_exec
  *
  * The watch lives in the calling process (its own BPF object, maps and ring
  * buffer; no tracer helper), so it needs what the BPF side of every open
- * needs (root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE) and a kernel whose
- * BPF syscall programs may call the bpf_task_from_pid kfunc (tested on 6.18;
- * without it the open fails with TNFCTL_ERR_INTERNAL).  Watches are independent of
+ * needs (root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE) and BPF task
+ * iterators (5.8) besides (without them the open fails with
+ * TNFCTL_ERR_KERNEL; tested on 6.1, 6.12 and 6.18).  Watches are independent of
  * each other and of the handles of the stopping API; one thread at a time
  * per watch.  Every descriptor it opens is close-on-exec.
  *
@@ -805,7 +811,8 @@ typedef struct tnfctl_watch_event {
  * @w: receives the watch (caller-owned; free with tnfctl_watch_close).
  * Events happen from the return on (nothing from before the open).
  * Errors: BADARG (NULL @w, unknown flags), NOPROCESS (@root <= 0 or no such
- * process), ACCES (no right to trace @root, or no BPF), ALLOCFAIL, INTERNAL.
+ * process), ACCES (no right to trace @root, or no BPF), KERNEL (the kernel
+ * lacks a BPF feature, see above), ALLOCFAIL, INTERNAL.
  */
 tnfctl_errcode_t tnfctl_watch_open(pid_t root, unsigned int flags, tnfctl_watch_t **w);
 
@@ -821,7 +828,8 @@ tnfctl_errcode_t tnfctl_watch_open(pid_t root, unsigned int flags, tnfctl_watch_
  * (waitpid) and may signal it; the watch never does.  If execve fails the
  * child exits with status 127 (an EXIT with no EXEC).
  * Errors: BADARG, FILENOTFOUND (not found), ACCES (not executable, or no
- * BPF), ALLOCFAIL, INTERNAL.  On error no process is left.
+ * BPF), KERNEL (as for tnfctl_watch_open), ALLOCFAIL, INTERNAL.  On error
+ * no process is left.
  */
 tnfctl_errcode_t tnfctl_watch_exec(const char *pgm, char *const argv[], char *const envp[],
 				   unsigned int flags, tnfctl_watch_t **w, pid_t *pid);
