@@ -50,8 +50,11 @@ static bool has_atomic_fetch(void)
 		/* *(u64 *)(r10 - 8) = 0; r1 = 1; r1 = atomic_fetch_add(r10 - 8, r1) */
 		{.code = BPF_ST | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_10, .off = -8},
 		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 1},
-		{.code = BPF_STX | BPF_ATOMIC | BPF_DW, .dst_reg = BPF_REG_10, .src_reg = BPF_REG_1,
-		 .off = -8, .imm = BPF_ADD | BPF_FETCH},
+		{.code = BPF_STX | BPF_ATOMIC | BPF_DW,
+		 .dst_reg = BPF_REG_10,
+		 .src_reg = BPF_REG_1,
+		 .off = -8,
+		 .imm = BPF_ADD | BPF_FETCH},
 		/* return 0 */
 		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0},
 		{.code = BPF_JMP | BPF_EXIT},
@@ -71,9 +74,10 @@ static void probe(void)
 
 	if (!btf)
 		return; /* no BTF: nothing of ours loads */
-	kf.base = btf__find_by_name_kind(btf, "btf_trace_sched_process_fork", BTF_KIND_TYPEDEF) > 0 &&
-		  btf__find_by_name_kind(btf, "btf_trace_sched_process_exec", BTF_KIND_TYPEDEF) > 0 &&
-		  has_enumerator(btf, "bpf_map_type", "BPF_MAP_TYPE_RINGBUF") && has_atomic_fetch();
+	kf.base =
+		btf__find_by_name_kind(btf, "btf_trace_sched_process_fork", BTF_KIND_TYPEDEF) > 0 &&
+		btf__find_by_name_kind(btf, "btf_trace_sched_process_exec", BTF_KIND_TYPEDEF) > 0 &&
+		has_enumerator(btf, "bpf_map_type", "BPF_MAP_TYPE_RINGBUF") && has_atomic_fetch();
 	kf.iter_task = btf__find_by_name_kind(btf, "bpf_iter__task", BTF_KIND_STRUCT) > 0;
 	kf.send_signal_task = btf__find_by_name_kind(btf, "bpf_send_signal_task", BTF_KIND_FUNC) > 0;
 	kf.exit_group_dead = exit_passes_group_dead(btf);
