@@ -448,7 +448,7 @@ static int run_add_iter(struct tnfctl_watch *w, pid_t pid)
 	/* A kernel before 6.1 refuses the task parameter (E2BIG, EINVAL): walk them all. */
 	if (!w->iter_all) {
 		l = bpf_program__attach_iter(w->skel->progs.add_proc, &opts);
-		if (!l && errno != EPERM && errno != EACCES && errno != ENOMEM)
+		if (!l && errno != EPERM && errno != EACCES && errno != ENOMEM && errno != ESRCH)
 			w->iter_all = true;
 	}
 	if (w->iter_all)
