@@ -931,6 +931,7 @@ static void test_full_ring_watch_and_stopping(void **state)
 
 	(void)state;
 	tl_require_root();
+	st_raise_nofile();
 	st_new_log(log, sizeof(log));
 	st_reset();
 	env = st_workload_env(tl.probe);

@@ -3,6 +3,7 @@
  * tnfctl_strerror, the kernel-mode functions, trace_attrs_get,
  * event_info_get and the argument checks of the other calls.
  */
+#include <sys/resource.h>
 #include <bpf/btf.h>
 #include "testlib.h"
 
@@ -191,6 +192,41 @@ static void test_no_events_lost(void **state)
 	assert_int_equal(tnfctl_events_lost(), 0);
 }
 
+/*
+ * Out of descriptors, tnfctl_continue cannot make a FORK child's handle
+ * socket: ALLOCFAIL (it was INTERNAL), the target still stopped and the
+ * handle usable once descriptors are back.
+ */
+static void test_continue_out_of_descriptors(void **state)
+{
+	struct rlimit rl, low;
+	tnfctl_handle_t *h, *child = NULL;
+	tnfctl_event_t evt;
+	struct tl_proc *p;
+	tnfctl_errcode_t err;
+	int fd;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 1);
+	h = tl_pid_open(p->pid);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	fd = fcntl(0, F_DUPFD_CLOEXEC, 0); /* the lowest free descriptor */
+	assert_true(fd >= 0);
+	close(fd);
+	low = rl;
+	low.rlim_cur = fd; /* no new descriptor at all */
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	err = tnfctl_continue(h, &evt, &child);
+	setrlimit(RLIMIT_NOFILE, &rl);
+	tl_assert_err(err, TNFCTL_ERR_ALLOCFAIL);
+	assert_null(child);
+	tl_assert_all_stopped(p->pid, "the target after a continue out of descriptors");
+	tl_send(p, "exit 0");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+}
+
 /* Whether the running kernel's BTF has the kfunc (the library probes it so). */
 static int kernel_has_send_signal_task(void)
 {
@@ -260,6 +296,7 @@ int main(void)
 		TL_TEST(test_event_times_monotonic),
 		TL_TEST(test_no_events_lost),
 		TL_TEST(test_forced_kfunc_refused_without_kernel),
+		TL_TEST(test_continue_out_of_descriptors),
 		TL_FINAL_TEST,
 	};
 

@@ -298,6 +298,10 @@ tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *
  *  TNFCTL_ERR_BADARG     not a direct handle, NULL @evt, or the handle is
  *                        past an EXEC/EXIT/TARGGONE event.
  *  TNFCTL_ERR_NOPROCESS  the target was killed while stopped.
+ *  TNFCTL_ERR_ALLOCFAIL  no descriptor (RLIMIT_NOFILE) or memory for the
+ *                        socket of a FORK child's handle (@child_hndl set;
+ *                        the target is still stopped, the handle usable).
+ *                        Each handle holds one descriptor.
  *  TNFCTL_ERR_INTERNAL   the tracer helper failed.
  */
 tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *hndl, tnfctl_event_t *evt,

@@ -161,9 +161,14 @@ static void fd_close(int fd)
 	pthread_mutex_unlock(&fd_lock);
 }
 
-int tnf_client_socketpair(int sv[2])
+/* Out of descriptors (RLIMIT_NOFILE) or memory is ALLOCFAIL, not INTERNAL. */
+tnfctl_errcode_t tnf_client_socketpair(int sv[2])
 {
-	return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0)
+		return TNFCTL_ERR_NONE;
+	if (errno == EMFILE || errno == ENFILE || errno == ENOMEM || errno == ENOBUFS)
+		return TNFCTL_ERR_ALLOCFAIL;
+	return TNFCTL_ERR_INTERNAL;
 }
 
 /*
@@ -176,6 +181,7 @@ int tnf_client_socketpair(int sv[2])
 static tnfctl_errcode_t agent_start(void)
 {
 	struct tnf_agent *a = calloc(1, sizeof(*a));
+	tnfctl_errcode_t err;
 	struct tnf_rep rep;
 	int sv[2], st;
 	pid_t pid;
@@ -183,9 +189,10 @@ static tnfctl_errcode_t agent_start(void)
 
 	if (!a)
 		return TNFCTL_ERR_ALLOCFAIL;
-	if (tnf_client_socketpair(sv)) {
+	err = tnf_client_socketpair(sv);
+	if (err) {
 		free(a);
-		return TNFCTL_ERR_INTERNAL;
+		return err;
 	}
 	pid = fork();
 	if (pid < 0) {
@@ -286,8 +293,8 @@ tnfctl_errcode_t tnf_client_new_handle(struct tnfctl_handle **hp)
 
 	pthread_mutex_lock(&agent_lock);
 	err = agent_get_locked(&a);
-	if (!err && tnf_client_socketpair(sv))
-		err = TNFCTL_ERR_INTERNAL;
+	if (!err)
+		err = tnf_client_socketpair(sv);
 	if (!err && !(h = handle_alloc(sv[0], 0)))
 		err = TNFCTL_ERR_ALLOCFAIL;
 	if (!err && tnf_send(a->sock, &req, sizeof(req), sv[1]))

@@ -85,10 +85,9 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 	}
 	if (child_hndl) {
 		*child_hndl = NULL;
-		if (tnf_client_socketpair(sv)) {
-			err = TNFCTL_ERR_INTERNAL;
-			goto out;
-		}
+		err = tnf_client_socketpair(sv);
+		if (err)
+			goto out; /* still stopped, the handle as it was */
 		req.arg = 1;
 	}
 	sigfillset(&all);

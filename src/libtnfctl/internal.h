@@ -95,7 +95,7 @@ void tnf_client_free_handle(struct tnfctl_handle *h);
 tnfctl_errcode_t tnf_client_call(struct tnfctl_handle *h, const struct tnf_req *req, int fd,
 				 struct tnf_rep *rep);
 tnfctl_errcode_t tnf_client_wait(struct tnfctl_handle *h, struct tnf_rep *rep);
-int tnf_client_socketpair(int sv[2]);
+tnfctl_errcode_t tnf_client_socketpair(int sv[2]);
 tnfctl_errcode_t tnf_client_adopt(struct tnfctl_handle *parent, int sock, pid_t pid,
 				  struct tnfctl_handle **hp);
 void tnf_client_note_lost(uint64_t lost);

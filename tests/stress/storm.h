@@ -282,6 +282,21 @@ struct st_follower {
 
 static void *st_follow(void *arg);
 
+/*
+ * One controller following every process of a storm holds a descriptor per
+ * handle, and one more per tnfctl_continue waiting for a FORK: hundreds of
+ * processes at once need more than a Debian login's 1024 (soft limit).
+ */
+static inline void st_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 static inline void st_spawn(tnfctl_handle_t *h, pid_t pid)
 {
 	struct st_follower *f = malloc(sizeof(*f));
