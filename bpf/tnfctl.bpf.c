@@ -228,6 +228,23 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
+/* The same where trampolines are allowed: only execve's own returns pay. */
+SEC("fexit/__x64_sys_execve")
+int BPF_PROG(on_execve_ret, const struct pt_regs *regs, long ret)
+{
+	if (ret >= 0)
+		return 0;
+	return exec_failed(ret, (const char *)BPF_CORE_READ(regs, di), BPF_CORE_READ(regs, si));
+}
+
+SEC("fexit/__x64_sys_execveat")
+int BPF_PROG(on_execveat_ret, const struct pt_regs *regs, long ret)
+{
+	if (ret >= 0)
+		return 0;
+	return exec_failed(ret, (const char *)BPF_CORE_READ(regs, si), BPF_CORE_READ(regs, dx));
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {

@@ -434,6 +434,25 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
+/* The same where trampolines are allowed: only execve's own returns pay. */
+SEC("fexit/__x64_sys_execve")
+int BPF_PROG(on_execve_ret, const struct pt_regs *regs, long ret)
+{
+	if (ret >= 0)
+		return 0;
+	return exec_failed(ret, (const char *)BPF_CORE_READ(regs, di),
+			   (const char *const *)BPF_CORE_READ(regs, si));
+}
+
+SEC("fexit/__x64_sys_execveat")
+int BPF_PROG(on_execveat_ret, const struct pt_regs *regs, long ret)
+{
+	if (ret >= 0)
+		return 0;
+	return exec_failed(ret, (const char *)BPF_CORE_READ(regs, si),
+			   (const char *const *)BPF_CORE_READ(regs, dx));
+}
+
 static __always_inline void exit_common(struct task_struct *p, bool group_dead)
 {
 	u32 tgid = p->tgid, tid = p->pid;

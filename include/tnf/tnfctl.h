@@ -627,10 +627,13 @@ uint64_t tnfctl_events_lost(void);
  *  TNFCTL_OPEN_EXEC_FAILED also return TNFCTL_EVENT_EXEC_FAILED for an execve
  *                          that failed (the target is stopped at the return of
  *                          the call; tnfctl_event_exec_get() gives the errno).
- *                          Caught at the raw sys_exit tracepoint, attached at
- *                          the first such open: every syscall of the machine
- *                          then runs one BPF program at its return (a kernel
- *                          without syscall tracepoints reports none).
+ *                          Caught by fexit programs on the execve and
+ *                          execveat syscalls (only execs pay), or where the
+ *                          kernel allows no BPF trampoline, at the raw
+ *                          sys_exit tracepoint: every syscall of the machine
+ *                          then runs one BPF program at its return.  Attached
+ *                          at the first such open; a kernel with neither
+ *                          reports none.
  *                          Without it a failed execve is not an event, as on
  *                          Solaris.
  */

@@ -28,6 +28,7 @@ struct uprobe_key {
 
 static struct tnfctl_bpf *skel;
 static bool have_sys_exit; /* the raw sys_exit tracepoint exists */
+static bool have_fexit;	   /* fexit on the execve syscalls works */
 static struct ring_buffer *rb;
 /* The ring's consumer and producer positions (its first two pages), read-only. */
 static const uint64_t *rb_cons = MAP_FAILED, *rb_prod = MAP_FAILED;
@@ -85,9 +86,16 @@ int tnf_events_load(bool use_kfunc)
 	tnf_uprobe_prepare(skel->progs.on_dlmopen);
 	tnf_uprobe_prepare(skel->progs.on_dlclose);
 	tnf_uprobe_prepare(skel->progs.on_dlclose_ret);
-	/* No syscall tracepoints in the kernel: no failed-exec events, the rest works. */
-	have_sys_exit = libbpf_find_vmlinux_btf_id("sys_exit", BPF_TRACE_RAW_TP) > 0;
+	/*
+	 * Failed execs: fexit on the execve syscalls where trampolines are
+	 * allowed, else the sys_exit tracepoint; with neither, no failed-exec
+	 * events (the rest works).
+	 */
+	have_fexit = tnf_kfeatures()->fexit_execve;
+	have_sys_exit = !have_fexit && libbpf_find_vmlinux_btf_id("sys_exit", BPF_TRACE_RAW_TP) > 0;
 	bpf_program__set_autoload(skel->progs.on_sys_exit, have_sys_exit);
+	bpf_program__set_autoload(skel->progs.on_execve_ret, have_fexit);
+	bpf_program__set_autoload(skel->progs.on_execveat_ret, have_fexit);
 	err = tnfctl_bpf__load(skel);
 	if (err)
 		goto fail;
@@ -130,6 +138,16 @@ int tnf_events_want_exec_failed(void)
 {
 	if (!skel)
 		return -EINVAL;
+	if (have_fexit) {
+		if (!skel->links.on_execve_ret &&
+		    !(skel->links.on_execve_ret = bpf_program__attach(skel->progs.on_execve_ret)))
+			return -errno;
+		if (!skel->links.on_execveat_ret &&
+		    !(skel->links.on_execveat_ret =
+			      bpf_program__attach(skel->progs.on_execveat_ret)))
+			return -errno;
+		return 0;
+	}
 	if (!have_sys_exit)
 		return 0;
 	if (!skel->links.on_sys_exit &&

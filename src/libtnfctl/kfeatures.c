@@ -67,6 +67,33 @@ static bool has_atomic_fetch(void)
 	return fd >= 0 || errno != EINVAL;
 }
 
+/*
+ * An fexit program on @func that loads and attaches: BPF trampolines are
+ * not allowed everywhere (EPERM seen on a 6.18 guest kernel), so try one.
+ */
+static bool has_fexit(const struct btf *btf, const char *func)
+{
+	const struct bpf_insn insns[] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	int id = btf__find_by_name_kind(btf, func, BTF_KIND_FUNC), fd, link;
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_TRACE_FEXIT);
+
+	if (id <= 0)
+		return false;
+	o.attach_btf_id = id;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns,
+			   sizeof(insns) / sizeof(insns[0]), &o);
+	if (fd < 0)
+		return false;
+	link = bpf_link_create(fd, 0, BPF_TRACE_FEXIT, NULL);
+	if (link >= 0)
+		close(link);
+	close(fd);
+	return link >= 0;
+}
+
 static void probe(void)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
@@ -81,6 +108,8 @@ static void probe(void)
 	kf.iter_task = btf__find_by_name_kind(btf, "bpf_iter__task", BTF_KIND_STRUCT) > 0;
 	kf.send_signal_task = btf__find_by_name_kind(btf, "bpf_send_signal_task", BTF_KIND_FUNC) > 0;
 	kf.exit_group_dead = exit_passes_group_dead(btf);
+	kf.fexit_execve =
+		has_fexit(btf, "__x64_sys_execve") && has_fexit(btf, "__x64_sys_execveat");
 	kf.uprobe_multi = !(no_multi && *no_multi) &&
 			  btf__find_by_name_kind(btf, "bpf_uprobe_multi_link", BTF_KIND_STRUCT) > 0;
 	btf__free(btf);

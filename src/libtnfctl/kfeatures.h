@@ -26,6 +26,12 @@ struct tnf_kfeatures {
 	bool send_signal_task; /* kfunc bpf_send_signal_task (6.13+) */
 	bool exit_group_dead;  /* sched_process_exit passes group_dead (6.16+) */
 	bool uprobe_multi;     /* uprobe_multi links (6.6+), unless TNFCTL_NO_UPROBE_MULTI */
+	/*
+	 * fexit on the execve/execveat syscalls (trampolines allowed): failed
+	 * execs cost only execs; else the raw sys_exit tracepoint, which runs at
+	 * every syscall's return in the system.
+	 */
+	bool fexit_execve;
 };
 
 /* Parsed at the first call (tens of ms), then cached. */
