@@ -18,8 +18,9 @@
  * tnfctl-follow by kill(1) are passed on to every process of the tree
  * (those created before the signal came, also if their FORK is reported
  * later).  It exits, once every followed process has ended, with the root's
- * status (128+N if a signal N killed it; 1 if the root could not be
- * followed to its end).  With -p it detaches on SIGINT, SIGQUIT, SIGTERM or
+ * status (if a signal killed the root, it ends by that signal too, so that a
+ * calling shell reacts as to the untraced command; 1 if the root could not
+ * be followed to its end).  With -p it detaches on SIGINT, SIGQUIT, SIGTERM or
  * SIGHUP instead (the tree runs on) and exits with 128+N.  Exit codes: 2
  * usage error, 127 CMD not found, 126 CMD found but cannot be run (its
  * execve's reason is printed), 1 tnfctl-follow itself failed (e.g. no
@@ -70,6 +71,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -97,6 +99,7 @@ static uint64_t start_ns;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* guards the next two */
 static struct follower *followers;			 /* live follower threads */
 static int root_status = -1;				 /* -1: not known (yet) */
+static int root_sig;					 /* the signal that ended the root, else 0 */
 static int done_fd = -1;				 /* eventfd: all followers ended */
 static int wake_fd[2] = {-1, -1};			 /* self-pipe of on_term() */
 static atomic_int stop_sig;				 /* -p: termination signal, 0 if none */
@@ -346,6 +349,7 @@ static void *follow(void *arg)
 				pthread_mutex_lock(&lock);
 				root_status = evt == TNFCTL_EVENT_EXIT ? info.exit_status
 								       : 128 + info.term_signal;
+				root_sig = evt == TNFCTL_EVENT_EXIT ? 0 : info.term_signal;
 				pthread_mutex_unlock(&lock);
 			}
 			tnfctl_close(f->h, TNFCTL_TARG_DEFAULT);
@@ -441,6 +445,27 @@ static int wait_all(void)
 			pthread_kill(f->thread, SIGUSR1);
 		pthread_mutex_unlock(&lock);
 	}
+}
+
+/*
+ * The root was killed by @sig: end the same way, so that a calling shell sees
+ * it (bash stops a script on a child's SIGINT, not on an exit status of 130),
+ * without a core file of our own.  Returns only if @sig does not kill us.
+ */
+static void die_like(int sig)
+{
+	struct rlimit no_core = {0, 0};
+	sigset_t set;
+
+	if (sig <= 0 || sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+		return;
+	fflush(NULL);
+	setrlimit(RLIMIT_CORE, &no_core);
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
 }
 
 static void usage(FILE *fp, int status)
@@ -569,7 +594,7 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 	static tnfctl_watch_event_t ev; /* 4 KiB of path: not on the stack */
 	struct pollfd pfd[2] = {{.events = POLLIN}, {.fd = wake_fd[0], .events = POLLIN}};
 	bool spawned = !pid, skip_exec = !pid, end = false;
-	int r = 0, status = -1, sig = 0, st, e;
+	int r = 0, status = -1, sig = 0, st, e, exec_errno = 0;
 	tnfctl_errcode_t err;
 	unsigned long long lost;
 	tnfctl_watch_t *w;
@@ -615,6 +640,15 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 				skip_exec = false;
 				continue;
 			}
+			/* CMD's own execve failed: said below as the stopping mode says it. */
+			if (skip_exec && ev.kind == TNFCTL_WATCH_EXEC_FAILED && ev.pid == pid) {
+				struct tnfctl_exec_info x = {.sz = sizeof(x)};
+
+				if (tnfctl_watch_event_exec(w, &x) == TNFCTL_ERR_NONE && x.error) {
+					exec_errno = x.error;
+					continue;
+				}
+			}
 			if (ev.kind == TNFCTL_WATCH_EXIT && ev.pid == pid)
 				status = ev.term_signal ? 128 + ev.term_signal : ev.exit_status;
 			print_watch_event(w, &ev);
@@ -653,8 +687,15 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 	if (sig)
 		return 128 + sig; /* the tree runs on, unwatched */
 	/* Our own child: its status does not depend on a record that may be lost. */
-	if (spawned && waitpid(pid, &st, 0) == pid)
+	if (spawned && waitpid(pid, &st, 0) == pid) {
 		status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+		if (exec_errno && WIFEXITED(st) && WEXITSTATUS(st) == 127) {
+			msg("%s: %s", name, strerror(exec_errno));
+			return exec_errno == ENOENT || exec_errno == ENOTDIR ? 127 : 126;
+		}
+		if (WIFSIGNALED(st))
+			die_like(WTERMSIG(st));
+	}
 	return status >= 0 ? status : 1;
 }
 
@@ -703,7 +744,8 @@ int main(int argc, char **argv)
 			break;
 		default:
 			/* getopt_long has named the bad option. */
-			bad_usage("bad option");
+			fputs("Try 'tnfctl-follow --help' for more information.\n", stderr);
+			exit(2);
 		}
 	}
 	if (pid && optind < argc)
@@ -765,6 +807,10 @@ int main(int argc, char **argv)
 	pthread_mutex_lock(&lock);
 	/* A signal taken (-p) detached us; with CMD the root's status is ours. */
 	status = sig ? 128 + sig : root_status >= 0 ? root_status : 1;
+	if (!sig && !attached)
+		sig = root_sig;
 	pthread_mutex_unlock(&lock);
+	if (!attached)
+		die_like(sig);
 	return status;
 }
