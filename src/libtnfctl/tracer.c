@@ -30,7 +30,6 @@
 
 static struct target *targets;
 static int epfd = -1, sigfd = -1, rb_fd = -1, main_sock = -1;
-static bool ptrace_fork; /* fork stops from ptrace options (fallback path) */
 static bool abandoning;	 /* the controller is gone: release everything, then exit */
 
 static void evaluate(struct target *t);
@@ -219,7 +218,7 @@ static void interrupt_all(struct target *t)
 	struct thr *th;
 
 	for (th = t->thrs; th; th = th->next)
-		thr_interrupt(th);
+		thr_interrupt(t, th);
 }
 
 /* A thread whose memory and maps can be read: the leader, unless it is a zombie. */
@@ -376,7 +375,7 @@ static void on_fork_rec(struct target *t, const struct tnf_rec *r)
 					if (r->flags & TNF_RF_CHILD_STOPPED)
 						cth->expect_sigstop = 1;
 					else
-						thr_interrupt(cth);
+						thr_interrupt(c, cth);
 				}
 			}
 			if (th && (r->flags & TNF_RF_VFORK) && (r->flags & TNF_RF_CHILD_STOPPED) &&
@@ -400,6 +399,25 @@ static void startup_done(struct target *t)
 		tnf_events_attach_libc(mi.libc_path);
 }
 
+/*
+ * An exec ends the old image: its DLOPEN and DLCLOSE events still queued
+ * are of objects that are gone (reporting them would read the new image at
+ * the old addresses).  A FORK stays: its child is real and stopped.
+ */
+static void drop_old_image_events(struct target *t)
+{
+	struct tevent **pp = &t->events, *e;
+
+	while ((e = *pp)) {
+		if (e->rec.kind == TNF_REC_DLOPEN || e->rec.kind == TNF_REC_DLCLOSE) {
+			*pp = e->next;
+			free(e);
+		} else {
+			pp = &e->next;
+		}
+	}
+}
+
 static void on_record(const struct tnf_rec *r)
 {
 	struct target *t = target_find(r->tgid);
@@ -417,12 +435,17 @@ static void on_record(const struct tnf_rec *r)
 		/* Every other thread is gone; the exec'ing one now has tid == tgid. */
 		thr_free_all(t);
 		th = thr_add(t, t->tgid);
-		if (th && (r->flags & TNF_RF_STOPPED))
-			th->expect_sigstop = 1;
+		if (th) {
+			th->exec_fresh = true;
+			if (r->flags & TNF_RF_STOPPED)
+				th->expect_sigstop = 1;
+		}
 		t->r_state_addr = 0;
 		t->exec_seen = true;
-		if (t->phase != PH_EXEC_WAIT)
+		if (t->phase != PH_EXEC_WAIT) {
+			drop_old_image_events(t);
 			queue_event(t, r, NULL);
+		}
 		break;
 	case TNF_REC_LEADER_GONE:
 		th = thr_find(t, r->tid);
@@ -476,6 +499,31 @@ static bool sig_from_tty(pid_t tid)
 	return ptrace(PTRACE_GETSIGINFO, tid, 0, &si) == 0 && si.si_code == SI_KERNEL;
 }
 
+/*
+ * PTRACE_EVENT_EXEC, the new image's first stop (@tid is the tgid now).
+ * Its EXEC record was reserved before it: read it first, so the thread
+ * list is the new image's before any later stop is taken in.
+ */
+static void on_exec_stop(struct target *t, pid_t tid)
+{
+	struct thr *th;
+
+	tnf_events_poll_reserved(on_record);
+	th = thr_find(t, tid);
+	if (!th || !th->exec_fresh) {
+		/* No EXEC record (not armed, or lost): ptrace says who is left. */
+		thr_free_all(t);
+		th = thr_add(t, tid);
+		if (!th)
+			return;
+	}
+	th->exec_fresh = false;
+	th->stopped = true;
+	/* The BPF SIGSTOP is the event's stop: run on to it. */
+	if (th->expect_sigstop > 0)
+		thr_resume(th);
+}
+
 static void on_stop(struct target *t, struct thr *th, int status)
 {
 	int sig = WSTOPSIG(status), ev = status >> 16;
@@ -504,6 +552,10 @@ static void on_stop(struct target *t, struct thr *th, int status)
 		drain_records();
 		if (ev == PTRACE_EVENT_CLONE && tnf_proc_tgid(msg) == t->tgid)
 			thr_add(t, msg);
+		return;
+	}
+	if (ev == PTRACE_EVENT_EXEC) {
+		on_exec_stop(t, th->tid);
 		return;
 	}
 	if (ev)
@@ -914,6 +966,14 @@ static void bind_child(struct target *t, struct target *c)
 	}
 }
 
+static bool exec_queued(const struct tevent *e)
+{
+	for (; e; e = e->next)
+		if (e->rec.kind == TNF_REC_EXEC)
+			return true;
+	return false;
+}
+
 static void report(struct target *t)
 {
 	struct tnf_rep rep;
@@ -933,6 +993,8 @@ static void report(struct target *t)
 			rep.child_pid = e->rec.child;
 			if (e->child)
 				bind_child(t, e->child);
+			if (exec_queued(e->next))
+				rep.flags |= TNF_REPF_EXEC_NEXT;
 			break;
 		case TNF_REC_EXEC:
 			rep.event = TNFCTL_EVENT_EXEC;
@@ -1013,9 +1075,13 @@ static void op_continue(struct target *t, bool want_child, int child_sock)
 	t->stop_requested = false;
 	t->phase = PH_RUNNING;
 	if (!t->events) {
-		flags = TNF_F_ARMED | (want_child ? TNF_F_FOLLOW : 0);
-		if (ptrace_fork && want_child)
-			flags |= TNF_F_PTRACE_FORK;
+		/*
+		 * A followed child is stopped by ptrace's auto-attach in both stop
+		 * modes: traced from its birth, it never enters a group-stop, which
+		 * its real parent would see (CLD_STOPPED, then CLD_CONTINUED and a
+		 * SIGCHLD when we end it) before we could seize it.
+		 */
+		flags = TNF_F_ARMED | (want_child ? TNF_F_FOLLOW | TNF_F_PTRACE_FORK : 0);
 		if (t->open_flags & TNFCTL_OPEN_EXEC_FAILED)
 			flags |= TNF_F_EXEC_FAILED;
 		/* Opened before rtld's start-up: its RT_CONSISTENT is no DLOPEN. */
@@ -1025,8 +1091,7 @@ static void op_continue(struct target *t, bool want_child, int child_sock)
 		tnf_events_track(t->tgid, flags, t->r_state_addr);
 		for (th = t->thrs; th; th = th->next)
 			if (th->stopped)
-				thr_setoptions(th, tnf_ptrace_opts(t->exec_child,
-								   ptrace_fork && want_child));
+				thr_setoptions(th, tnf_ptrace_opts(t->exec_child, want_child));
 	}
 	evaluate(t);
 }
@@ -1395,7 +1460,6 @@ int tnf_tracer_main(int sock)
 		tnf_send(main_sock, &rep, sizeof(rep), -1);
 		return 1;
 	}
-	ptrace_fork = !use_kfunc;
 	e = tnf_events_load(use_kfunc);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (e || epfd < 0 || sigfd < 0) {
