@@ -245,7 +245,7 @@ static struct {
 	int root_code; /* exit status, 1000 + signal, or -1 */
 	pthread_t root_thread;
 	volatile int done;
-	int forks, eintrs, execs;
+	int forks, eintrs, execs, exec_next;
 } rr = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
 
 static void rr_fail(const char *fmt, ...)
@@ -275,6 +275,7 @@ static void *follower_fn(void *arg)
 	tnfctl_event_info_t info;
 	tnfctl_errcode_t err;
 	tnfctl_event_t evt;
+	int exec_next = 0;
 	pid_t pid;
 
 	for (;;) {
@@ -285,6 +286,9 @@ static void *follower_fn(void *arg)
 			tnfctl_close(h, TNFCTL_TARG_KILL);
 			break;
 		}
+		/* A FORK that another thread's exec overtook: EXEC (or such FORKs) next. */
+		if (exec_next && evt != TNFCTL_EVENT_FORK && evt != TNFCTL_EVENT_EXEC)
+			rr_fail("%s after a FORK that said EXEC comes next", tl_event_name(evt));
 		if (evt == TNFCTL_EVENT_EINTR) {
 			__atomic_add_fetch(&rr.eintrs, 1, __ATOMIC_RELAXED);
 			continue;
@@ -297,10 +301,19 @@ static void *follower_fn(void *arg)
 			}
 			tl_track_pid(tl_targ_pid(child));
 			follower_start(child, 0);
+			/* The parent's probes are of an image gone: BADARG, as after EXEC. */
+			err = tnfctl_check_libs(h);
+			if (err == TNFCTL_ERR_BADARG) {
+				exec_next = 1;
+				__atomic_add_fetch(&rr.exec_next, 1, __ATOMIC_RELAXED);
+			} else if (err) {
+				rr_fail("tnfctl_check_libs after FORK: TNFCTL_ERR_%s", tl_err_name(err));
+			}
 			continue;
 		}
 		if (evt == TNFCTL_EVENT_EXEC) {
 			__atomic_add_fetch(&rr.execs, 1, __ATOMIC_RELAXED);
+			exec_next = 0;
 			pid = tl_targ_pid(h);
 			err = tnfctl_close(h, TNFCTL_TARG_SUSPEND);
 			if (err)
@@ -595,12 +608,13 @@ static void test_fork_loop_vs_exec(void **state)
 	tl_require_root();
 	memset(&s, 0, sizeof(s));
 	tl_watchdog_extend(60 + n * 10);
-	rr.forks = rr.execs = 0;
+	rr.forks = rr.execs = rr.exec_next = 0;
 	for (i = 0; i < n; i++) {
 		snprintf(delay, sizeof(delay), "%u", rand_r(&seed) % 5000000);
 		run_round(&s, wl, 0, 0, seed0 + i);
 	}
-	print_message("# %d FORK, %d EXEC\n", rr.forks, rr.execs);
+	print_message("# %d FORK (%d overtaken by the exec), %d EXEC\n", rr.forks, rr.exec_next,
+		      rr.execs);
 	report_stats("fork loop vs exec", &s);
 }
 

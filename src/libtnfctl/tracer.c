@@ -278,10 +278,14 @@ static void fail_open(struct target *t, int err)
 {
 	int sock = t->sock;
 
-	/* Killed in the middle of the open: its /proc and memory failing say only that. */
-	if (!t->exec_child && (t->dead || tnf_proc_exiting(t->tgid)))
-		err = TNFCTL_ERR_NOPROCESS;
-	else if ((err == TNFCTL_ERR_INTERNAL || err == TNFCTL_ERR_NOTDYNAMIC) && !t->dead &&
+	/*
+	 * Killed in the middle of the open: its /proc and memory failing say
+	 * only that (an exec_open'd program that dies before the sync point is
+	 * ACCES).
+	 */
+	if (t->dead || tnf_proc_exiting(t->tgid))
+		err = t->exec_child ? TNFCTL_ERR_ACCES : TNFCTL_ERR_NOPROCESS;
+	else if ((err == TNFCTL_ERR_INTERNAL || err == TNFCTL_ERR_NOTDYNAMIC) &&
 		 tnf_proc_refused(live_tid(t)))
 		err = TNFCTL_ERR_ACCES; /* e.g. CAP_SYS_PTRACE permitted, not effective */
 	dbg("open of %d failed: %d\n", t->tgid, err);
