@@ -38,12 +38,12 @@ static int rounds(int short_size, int full_size)
 /* workloads (this binary, run as `test_races --wl NAME ARGS`) */
 
 enum {
-	WL_STOPPED = 1,	     /* a child reported stopped */
-	WL_CONTINUED = 2,    /* a child reported continued */
-	WL_SIGCHLD = 4,	     /* a SIGCHLD other than CLD_EXITED */
-	WL_BADSTATUS = 8,    /* a child's exit status wrong */
-	WL_EINTR = 16,	     /* a wait interrupted */
-	WL_MISSING = 32,     /* fewer exits than children */
+	WL_STOPPED = 1,	  /* a child reported stopped */
+	WL_CONTINUED = 2, /* a child reported continued */
+	WL_SIGCHLD = 4,	  /* a SIGCHLD other than CLD_EXITED */
+	WL_BADSTATUS = 8, /* a child's exit status wrong */
+	WL_EINTR = 16,	  /* a wait interrupted */
+	WL_MISSING = 32,  /* fewer exits than children */
 };
 
 static volatile sig_atomic_t wl_odd_sigchld;
@@ -307,7 +307,8 @@ static void *follower_fn(void *arg)
 				exec_next = 1;
 				__atomic_add_fetch(&rr.exec_next, 1, __ATOMIC_RELAXED);
 			} else if (err) {
-				rr_fail("tnfctl_check_libs after FORK: TNFCTL_ERR_%s", tl_err_name(err));
+				rr_fail("tnfctl_check_libs after FORK: TNFCTL_ERR_%s",
+					tl_err_name(err));
 			}
 			continue;
 		}
@@ -317,10 +318,12 @@ static void *follower_fn(void *arg)
 			pid = tl_targ_pid(h);
 			err = tnfctl_close(h, TNFCTL_TARG_SUSPEND);
 			if (err)
-				rr_fail("close(SUSPEND) after EXEC: TNFCTL_ERR_%s", tl_err_name(err));
+				rr_fail("close(SUSPEND) after EXEC: TNFCTL_ERR_%s",
+					tl_err_name(err));
 			err = tnfctl_pid_open(pid, &h);
 			if (err) {
-				rr_fail("tnfctl_pid_open after EXEC: TNFCTL_ERR_%s", tl_err_name(err));
+				rr_fail("tnfctl_pid_open after EXEC: TNFCTL_ERR_%s",
+					tl_err_name(err));
 				kill(pid, SIGKILL);
 				break;
 			}

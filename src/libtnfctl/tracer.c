@@ -30,7 +30,7 @@
 
 static struct target *targets;
 static int epfd = -1, sigfd = -1, rb_fd = -1, main_sock = -1;
-static bool abandoning;	 /* the controller is gone: release everything, then exit */
+static bool abandoning; /* the controller is gone: release everything, then exit */
 
 static void evaluate(struct target *t);
 
