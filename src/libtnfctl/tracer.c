@@ -337,7 +337,7 @@ static void check_gone(struct target *t)
 	if (t->dead)
 		return;
 	for (th = t->thrs; th; th = th->next)
-		if (!th->zombie)
+		if (!th->zombie && !th->vanished)
 			return;
 	if (t->thrs && t->exit_rec)
 		mark_dead(t);
