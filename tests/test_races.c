@@ -18,11 +18,14 @@
  *    then (SUSPEND, pid_open) EXIT of the new image; never an error, never
  *    a hang;
  *  - a thread forks in a loop while the main thread execs: every FORK with
- *    a usable child handle, then EXEC; never an error.
+ *    a usable child handle, then EXEC; never an error;
+ *  - tnfctl_pid_open while a thread execs: NONE or NOPROCESS, then the
+ *    events; never INTERNAL (item 8).
  *
  * Every round ends with nothing of it left: no process stopped or traced
  * once its followers are done.
  */
+#include <spawn.h>
 #include "testlib.h"
 
 static char self_exe[PATH_MAX];
@@ -222,6 +225,9 @@ static int workload(int argc, char **argv)
 		wl_delay = strtoul(argv[3], NULL, 10);
 	if (!strcmp(w, "exit0"))
 		return 0;
+	if (!strcmp(w, "idle"))
+		for (;;)
+			pause();
 	if (!strcmp(w, "forks"))
 		return wl_forks(argc > 3 ? atoi(argv[3]) : 20);
 	if (!strcmp(w, "chain"))
@@ -246,6 +252,7 @@ static struct {
 	pthread_t root_thread;
 	volatile int done;
 	int forks, eintrs, execs, exec_next;
+	pid_t spare; /* a target the test holds stopped on purpose */
 } rr = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
 
 static void rr_fail(const char *fmt, ...)
@@ -299,7 +306,7 @@ static void *follower_fn(void *arg)
 				rr_fail("FORK without a child handle");
 				continue;
 			}
-			tl_track_pid(tl_targ_pid(child));
+			/* Not tracked: a round's leftovers are found and killed by round_leftovers. */
 			follower_start(child, 0);
 			/* The parent's probes are of an image gone: BADARG, as after EXEC. */
 			err = tnfctl_check_libs(h);
@@ -407,7 +414,8 @@ static int round_leftovers(char *msg, size_t msz)
 		char desc[512];
 		int fd;
 
-		if (tl_is_tracer(&ps[i]) || ps[i].state == 'Z' || ps[i].state == 'X')
+		if (tl_is_tracer(&ps[i]) || ps[i].state == 'Z' || ps[i].state == 'X' ||
+		    ps[i].pid == rr.spare)
 			continue;
 		if (ps[i].state != 't' && ps[i].state != 'T' && tl_tracer_pid(ps[i].pid) <= 0)
 			continue;
@@ -424,7 +432,7 @@ static int round_leftovers(char *msg, size_t msz)
 }
 
 struct round_stats {
-	int rounds, failed, hangs, leftovers, bad_status;
+	int rounds, failed, hangs, leftovers, bad_status, missed;
 	char first[768];
 };
 
@@ -445,7 +453,7 @@ static void note(struct round_stats *s, const char *fmt, ...)
  * @want_code: the root's expected exit status.
  */
 static void run_round(struct round_stats *s, char *const wl_argv[], int want_code, int pester,
-		      unsigned int seed)
+		      unsigned int seed, long attach)
 {
 	char *argv[8], pre[PATH_MAX + 16], msg[1024];
 	const char *extra[] = {pre, NULL};
@@ -463,12 +471,38 @@ static void run_round(struct round_stats *s, char *const wl_argv[], int want_cod
 	argv[i + 2] = NULL;
 	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", tl.probe);
 	env = tl_env_build(extra);
-	err = tnfctl_exec_open(self_exe, argv, env, NULL, NULL, &h);
-	free(env);
 	s->rounds++;
+	if (attach < 0) {
+		err = tnfctl_exec_open(self_exe, argv, env, NULL, NULL, &h);
+	} else {
+		/* Started by us (posix_spawn returns once it has exec'd), attached to as it runs.
+		 */
+		pid_t pid;
+
+		if (posix_spawn(&pid, self_exe, NULL, NULL, argv, env)) {
+			free(env);
+			s->failed++;
+			note(s, "round %d: posix_spawn failed", s->rounds);
+			return;
+		}
+		tl_track_pid(pid);
+		wl_spin(attach);
+		err = tnfctl_pid_open(pid, &h);
+		if (err == TNFCTL_ERR_NOPROCESS) {
+			/* Gone before the attach: nothing to follow. */
+			free(env);
+			s->missed++;
+			tl_reap_children();
+			return;
+		}
+	}
+	free(env);
 	if (err) {
 		s->failed++;
-		note(s, "round %d: exec_open: TNFCTL_ERR_%s", s->rounds, tl_err_name(err));
+		note(s, "round %d: %s: TNFCTL_ERR_%s", s->rounds,
+		     attach < 0 ? "exec_open" : "pid_open", tl_err_name(err));
+		tl_kill_subtree(1);
+		tl_reap_children();
 		return;
 	}
 	tl_track_pid(tl_targ_pid(h));
@@ -531,6 +565,8 @@ static void report_stats(const char *what, const struct round_stats *s)
 		      "left stopped/traced)%s%s\n",
 		      what, s->rounds, seed0, s->failed, s->hangs, s->bad_status, s->leftovers,
 		      s->first[0] ? ": first: " : "", s->first);
+	if (s->missed)
+		print_message("# %d rounds ended before the attach (NOPROCESS)\n", s->missed);
 	if (s->failed)
 		fail_msg("%s: %d of %d rounds failed; first: %s", what, s->failed, s->rounds,
 			 s->first);
@@ -551,7 +587,7 @@ static void test_fork_children_unseen(void **state)
 	memset(&s, 0, sizeof(s));
 	tl_watchdog_extend(60 + n * 10);
 	for (i = 0; i < n; i++)
-		run_round(&s, wl, 0, 0, seed0 + i);
+		run_round(&s, wl, 0, 0, seed0 + i, -1);
 	report_stats("fork children unseen", &s);
 }
 
@@ -567,7 +603,7 @@ static void test_wait_chain(void **state)
 	memset(&s, 0, sizeof(s));
 	tl_watchdog_extend(60 + n * 5);
 	for (i = 0; i < n; i++)
-		run_round(&s, wl, 0, 0, seed0 + i);
+		run_round(&s, wl, 0, 0, seed0 + i, -1);
 	report_stats("wait chain", &s);
 }
 
@@ -591,7 +627,7 @@ static void test_exec_from_thread_eintr(void **state)
 	rr.eintrs = rr.execs = 0;
 	for (i = 0; i < n; i++) {
 		snprintf(delay, sizeof(delay), "%u", rand_r(&seed) % 3000000);
-		run_round(&s, wl, 0, 1, seed0 + i);
+		run_round(&s, wl, 0, 1, seed0 + i, -1);
 	}
 	sigaction(SIGUSR1, &old, NULL);
 	print_message("# %d EINTR, %d EXEC\n", rr.eintrs, rr.execs);
@@ -614,21 +650,62 @@ static void test_fork_loop_vs_exec(void **state)
 	rr.forks = rr.execs = rr.exec_next = 0;
 	for (i = 0; i < n; i++) {
 		snprintf(delay, sizeof(delay), "%u", rand_r(&seed) % 5000000);
-		run_round(&s, wl, 0, 0, seed0 + i);
+		run_round(&s, wl, 0, 0, seed0 + i, -1);
 	}
 	print_message("# %d FORK (%d overtaken by the exec), %d EXEC\n", rr.forks, rr.exec_next,
 		      rr.execs);
 	report_stats("fork loop vs exec", &s);
 }
 
+/*
+ * Item 8: tnfctl_pid_open while a thread execs (a thread list that changes
+ * under the attach): NONE then the events, or NOPROCESS when the process
+ * was gone; never INTERNAL, never a hang.
+ */
+static void test_pid_open_vs_exec(void **state)
+{
+	struct round_stats s;
+	char delay[32];
+	char *wl[] = {"thread_exec", delay, NULL};
+	unsigned int seed = seed0;
+	char *idle_argv[] = {self_exe, "--wl", "idle", NULL};
+	int i, n = rounds(30, 300);
+	tnfctl_handle_t *idle;
+	char pre[PATH_MAX + 16];
+	const char *extra[] = {pre, NULL};
+	char **env;
+
+	(void)state;
+	tl_require_root();
+	memset(&s, 0, sizeof(s));
+	tl_watchdog_extend(60 + n * 5);
+	/* A handle held through the test keeps the helper (and its BPF object) up: attaches are
+	 * quick. */
+	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", tl.probe);
+	env = tl_env_build(extra);
+	tl_assert_err(tnfctl_exec_open(self_exe, idle_argv, env, NULL, NULL, &idle),
+		      TNFCTL_ERR_NONE);
+	free(env);
+	tl_track_handle(idle);
+	tl_track_pid(tl_targ_pid(idle));
+	rr.spare = tl_targ_pid(idle);
+	rr.execs = 0;
+	for (i = 0; i < n; i++) {
+		snprintf(delay, sizeof(delay), "%u", 1000000 + rand_r(&seed) % 3000000);
+		run_round(&s, wl, 0, 0, seed0 + i, rand_r(&seed) % 1000000);
+	}
+	rr.spare = 0;
+	tl_close(idle, TNFCTL_TARG_KILL);
+	print_message("# %d EXEC\n", rr.execs);
+	report_stats("pid_open vs exec from a thread", &s);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		TL_TEST(test_fork_children_unseen),
-		TL_TEST(test_wait_chain),
-		TL_TEST(test_exec_from_thread_eintr),
-		TL_TEST(test_fork_loop_vs_exec),
-		TL_FINAL_TEST,
+		TL_TEST(test_fork_children_unseen),   TL_TEST(test_wait_chain),
+		TL_TEST(test_exec_from_thread_eintr), TL_TEST(test_fork_loop_vs_exec),
+		TL_TEST(test_pid_open_vs_exec),	      TL_FINAL_TEST,
 	};
 
 	if (tl_self_exe(self_exe, sizeof(self_exe)))

@@ -136,23 +136,18 @@ int thr_detach(struct thr *th, int sig)
 }
 
 /*
- * Stopped, for every thread that can run user code, and at least one thread
- * really stopped: threads that are all zombies, or one that vanished, mean
- * an exec or an exit in flight, which ends in a stop or a death.
+ * Stopped, for every thread that can run user code.  A thread that vanished
+ * means an exec in flight, which ends in the new image's stop.
  */
 bool thr_all_stopped(struct target *t)
 {
-	bool any = false;
 	struct thr *th;
 
 	for (th = t->thrs; th; th = th->next) {
 		if (th->vanished)
 			return false;
-		if (th->detached || th->zombie)
-			continue;
-		if (!th->stopped && !th->in_vfork)
+		if (!th->stopped && !th->in_vfork && !th->detached && !th->zombie)
 			return false;
-		any = true;
 	}
-	return any;
+	return true;
 }

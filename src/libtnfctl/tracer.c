@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <dirent.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -796,6 +797,7 @@ static int check_attachable(pid_t pid, bool noprobes)
 /* PTRACE_SEIZE every thread, again until no new thread shows up. */
 static int seize_all(struct target *t)
 {
+	int leader_retries = 0;
 	bool added = true;
 	char path[64];
 
@@ -823,6 +825,16 @@ static int seize_all(struct target *t)
 
 				if (th)
 					th->zombie = true;
+				continue;
+			}
+			/*
+			 * Another thread's exec: the old leader was a zombie for an
+			 * instant, and the tid is the new leader's now.  Again.
+			 */
+			if (e == -EPERM && tid == t->tgid && tnf_proc_tracer(tid) == 0 &&
+			    leader_retries++ < 100) {
+				sched_yield();
+				added = true;
 				continue;
 			}
 			/*
