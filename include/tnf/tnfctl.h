@@ -292,8 +292,8 @@ tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *
  *                  FORK is still reported, with its child handle, and the
  *                  next call reports EXEC; until then the parent's probe
  *                  and buffer functions return BADARG, as after EXEC.
- *                  DLOPEN/DLCLOSE events of an image an exec ended are
- *                  not reported.
+ *                  DLOPEN, DLCLOSE and EXEC_FAILED events of an image an
+ *                  exec ended are not reported.
  *  EXIT            the target called exit/exit_group and is gone.
  *  TARGGONE        the target ended another way (a signal).
  *  EINTR           a signal interrupted the caller; the target is stopped.

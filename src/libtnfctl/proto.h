@@ -47,12 +47,10 @@ struct tnf_rep {
 	int32_t term_signal;
 	uint64_t time_ns;
 	uint64_t lost;
-	uint32_t flags; /* enum tnf_rep_flag */
-	uint32_t pad;
 	char path[4096];
 	int32_t exec_errno; /* EXEC_FAILED */
-	int32_t pad;
-	uint64_t uargv; /* EXEC_FAILED: the argv passed, in the target */
+	uint32_t flags;	    /* enum tnf_rep_flag */
+	uint64_t uargv;	    /* EXEC_FAILED: the argv passed, in the target */
 };
 
 enum tnf_rep_flag {

@@ -405,16 +405,18 @@ static void startup_done(struct target *t)
 }
 
 /*
- * An exec ends the old image: its DLOPEN and DLCLOSE events still queued
- * are of objects that are gone (reporting them would read the new image at
- * the old addresses).  A FORK stays: its child is real and stopped.
+ * An exec ends the old image: its DLOPEN, DLCLOSE and EXEC_FAILED events
+ * still queued are of objects and threads that are gone (reporting them
+ * would read the new image at the old addresses).  A FORK stays: its child
+ * is real and stopped.
  */
 static void drop_old_image_events(struct target *t)
 {
 	struct tevent **pp = &t->events, *e;
 
 	while ((e = *pp)) {
-		if (e->rec.kind == TNF_REC_DLOPEN || e->rec.kind == TNF_REC_DLCLOSE) {
+		if (e->rec.kind == TNF_REC_DLOPEN || e->rec.kind == TNF_REC_DLCLOSE ||
+		    e->rec.kind == TNF_REC_EXEC_FAILED) {
 			*pp = e->next;
 			free(e);
 		} else {
