@@ -306,7 +306,8 @@ static void *follower_fn(void *arg)
 				rr_fail("FORK without a child handle");
 				continue;
 			}
-			/* Not tracked: a round's leftovers are found and killed by round_leftovers. */
+			/* Not tracked: a round's leftovers are found and killed by round_leftovers.
+			 */
 			follower_start(child, 0);
 			/* The parent's probes are of an image gone: BADARG, as after EXEC. */
 			err = tnfctl_check_libs(h);
