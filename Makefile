@@ -191,7 +191,7 @@ $(B)/tests/test_stress: tests/stress/test_stress.c tests/stress/storm.h tests/te
 # events into a wrapping buffer; 300 rounds of concurrent dlclose), in both stop modes.
 stress: tests
 	$(SAN_ENV) TL_STRESS=full TL_TESTS=test_stress B=$(B) tests/run-tests
-	$(SAN_ENV) TL_STRESS=full TL_TESTS="test_dlraces test_caps test_reattach" B=$(B) tests/run-tests
+	$(SAN_ENV) TL_STRESS=full TL_TESTS="test_dlraces test_caps test_reattach test_races" B=$(B) tests/run-tests
 	$(SAN_ENV) TL_FAULTS_RANDOM=1 TL_TESTS=test_faults B=$(B) tests/run-tests
 
 check: tests

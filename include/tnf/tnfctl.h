@@ -283,7 +283,17 @@ tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *
  *  FORK            parent stopped at the return of fork/vfork/clone
  *                  (after a vfork with @child_hndl set, the parent thread
  *                  counts as stopped while it waits in the kernel for the
- *                  child to exec or exit).
+ *                  child to exec or exit).  A child followed through
+ *                  @child_hndl is traced from its birth: its real parent
+ *                  never sees it stopped or continued (no CLD_STOPPED,
+ *                  CLD_CONTINUED, nor their SIGCHLD).
+ *                  When another thread's execve overtook the fork (the
+ *                  forking thread died in the exec before it returned),
+ *                  FORK is still reported, with its child handle, and the
+ *                  next call reports EXEC; until then the parent's probe
+ *                  and buffer functions return BADARG, as after EXEC.
+ *                  DLOPEN, DLCLOSE and EXEC_FAILED events of an image an
+ *                  exec ended are not reported.
  *  EXIT            the target called exit/exit_group and is gone.
  *  TARGGONE        the target ended another way (a signal).
  *  EINTR           a signal interrupted the caller; the target is stopped.

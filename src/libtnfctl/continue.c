@@ -79,7 +79,7 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 		err = TNFCTL_ERR_NOPROCESS;
 		goto out;
 	}
-	if (h->state != TNF_H_STOPPED) {
+	if (h->state != TNF_H_STOPPED && h->state != TNF_H_EXEC_PENDING) {
 		err = TNFCTL_ERR_BADARG;
 		goto out;
 	}
@@ -124,6 +124,12 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 					tnf_probes_attach_direct(*child_hndl);
 			}
 		}
+		/*
+		 * Another thread's exec overtook the parent's stop at the fork:
+		 * its memory is the new image's; EXEC comes next.
+		 */
+		if (rep.flags & TNF_REPF_EXEC_NEXT)
+			h->state = TNF_H_EXEC_PENDING;
 		break;
 	case TNFCTL_EVENT_DLOPEN:
 	case TNFCTL_EVENT_DLCLOSE:
@@ -142,6 +148,11 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 	 */
 	if (err == TNFCTL_ERR_NOPROCESS)
 		err = TNFCTL_ERR_NONE;
+	/* An error after all: the caller never learns of a child handle, so release it. */
+	if (err && child_hndl && *child_hndl) {
+		tnfctl_close(*child_hndl, TNFCTL_TARG_RESUME);
+		*child_hndl = NULL;
+	}
 out_sv:
 	if (sv[0] >= 0)
 		close(sv[0]);

@@ -12,10 +12,11 @@
 #define TNF_API __attribute__((visibility("default")))
 
 enum tnf_hstate {
-	TNF_H_STOPPED, /* target stopped, handle usable */
-	TNF_H_EXECED,  /* after EXEC: only close is allowed */
-	TNF_H_ENDED,   /* after EXIT/TARGGONE: only close is allowed */
-	TNF_H_GONE,    /* killed while stopped (NOPROCESS) */
+	TNF_H_STOPPED,	    /* target stopped, handle usable */
+	TNF_H_EXECED,	    /* after EXEC: only close is allowed */
+	TNF_H_EXEC_PENDING, /* after a FORK the parent's exec overtook: continue (EXEC) or close */
+	TNF_H_ENDED,	    /* after EXIT/TARGGONE: only close is allowed */
+	TNF_H_GONE,	    /* killed while stopped (NOPROCESS) */
 };
 
 enum tnf_mode {

@@ -49,8 +49,13 @@ struct tnf_rep {
 	uint64_t lost;
 	char path[4096];
 	int32_t exec_errno; /* EXEC_FAILED */
-	int32_t pad;
-	uint64_t uargv; /* EXEC_FAILED: the argv passed, in the target */
+	uint32_t flags;	    /* enum tnf_rep_flag */
+	uint64_t uargv;	    /* EXEC_FAILED: the argv passed, in the target */
+};
+
+enum tnf_rep_flag {
+	/* FORK: the parent has exec'd since (another thread); EXEC comes next. */
+	TNF_REPF_EXEC_NEXT = 1 << 0,
 };
 
 /* ipc.c */

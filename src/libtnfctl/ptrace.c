@@ -58,7 +58,12 @@ void thr_free_all(struct target *t)
 
 unsigned long tnf_ptrace_opts(bool exitkill, bool fork_opts)
 {
-	unsigned long o = PTRACE_O_TRACECLONE;
+	/*
+	 * PTRACE_EVENT_EXEC orders an exec: it is the new image's first stop,
+	 * after its EXEC record, so the thread list is renewed before any
+	 * other stop of the new leader is taken in.
+	 */
+	unsigned long o = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC;
 
 	if (exitkill)
 		o |= PTRACE_O_EXITKILL;
@@ -78,16 +83,26 @@ int thr_setoptions(struct thr *th, unsigned long opts)
 }
 
 /* Ask a running thread to stop; a thread with a BPF SIGSTOP on its way stops by itself. */
-void thr_interrupt(struct thr *th)
+void thr_interrupt(struct target *t, struct thr *th)
 {
-	if (th->stopped || th->interrupting || th->in_vfork || th->detached || th->zombie)
+	if (th->stopped || th->interrupting || th->in_vfork || th->detached || th->zombie ||
+	    th->vanished)
 		return;
 	if (th->expect_sigstop > 0)
 		return;
-	if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0)
+	if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0) {
 		th->interrupting = true;
-	else if (errno == ESRCH && tnf_proc_exiting(th->tid))
-		th->zombie = true; /* e.g. a leader after pthread_exit: it never stops again */
+	} else if (errno == ESRCH && tnf_proc_exiting(th->tid)) {
+		/*
+		 * A leader after pthread_exit never stops again.  A thread we
+		 * trace stays a zombie until we reap it, so one that is not
+		 * there at all was the exec'ing thread of an exec in flight.
+		 */
+		if (th->tid != t->tgid && !tnf_proc_task_exists(t->tgid, th->tid))
+			th->vanished = true;
+		else
+			th->zombie = true;
+	}
 }
 
 int thr_resume(struct thr *th)
@@ -120,13 +135,19 @@ int thr_detach(struct thr *th, int sig)
 	return r ? -errno : 0;
 }
 
-/* Stopped, for every thread that can run user code. */
+/*
+ * Stopped, for every thread that can run user code.  A thread that vanished
+ * means an exec in flight, which ends in the new image's stop.
+ */
 bool thr_all_stopped(struct target *t)
 {
 	struct thr *th;
 
-	for (th = t->thrs; th; th = th->next)
+	for (th = t->thrs; th; th = th->next) {
+		if (th->vanished)
+			return false;
 		if (!th->stopped && !th->in_vfork && !th->detached && !th->zombie)
 			return false;
+	}
 	return true;
 }

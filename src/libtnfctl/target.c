@@ -133,6 +133,15 @@ bool tnf_proc_exiting(pid_t tid)
 	return !st || st == 'Z' || st == 'X';
 }
 
+/* Whether @tid is (still) a thread of @tgid: a zombie is, a thread released is not. */
+bool tnf_proc_task_exists(pid_t tgid, pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", tgid, tid);
+	return access(path, F_OK) == 0;
+}
+
 /*
  * Open /proc/PID/@name, or failing that the same file of any of its threads
  * (a leader that called pthread_exit() has no memory nor exe; its threads

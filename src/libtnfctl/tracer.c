@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <dirent.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +31,7 @@
 
 static struct target *targets;
 static int epfd = -1, sigfd = -1, rb_fd = -1, main_sock = -1;
-static bool ptrace_fork; /* fork stops from ptrace options (fallback path) */
-static bool abandoning;	 /* the controller is gone: release everything, then exit */
+static bool abandoning; /* the controller is gone: release everything, then exit */
 
 static void evaluate(struct target *t);
 
@@ -219,7 +219,7 @@ static void interrupt_all(struct target *t)
 	struct thr *th;
 
 	for (th = t->thrs; th; th = th->next)
-		thr_interrupt(th);
+		thr_interrupt(t, th);
 }
 
 /* A thread whose memory and maps can be read: the leader, unless it is a zombie. */
@@ -279,10 +279,14 @@ static void fail_open(struct target *t, int err)
 {
 	int sock = t->sock;
 
-	/* Killed in the middle of the open: its /proc and memory failing say only that. */
-	if (!t->exec_child && (t->dead || tnf_proc_exiting(t->tgid)))
-		err = TNFCTL_ERR_NOPROCESS;
-	else if ((err == TNFCTL_ERR_INTERNAL || err == TNFCTL_ERR_NOTDYNAMIC) && !t->dead &&
+	/*
+	 * Killed in the middle of the open: its /proc and memory failing say
+	 * only that (an exec_open'd program that dies before the sync point is
+	 * ACCES).
+	 */
+	if (t->dead || tnf_proc_exiting(t->tgid))
+		err = t->exec_child ? TNFCTL_ERR_ACCES : TNFCTL_ERR_NOPROCESS;
+	else if ((err == TNFCTL_ERR_INTERNAL || err == TNFCTL_ERR_NOTDYNAMIC) &&
 		 tnf_proc_refused(live_tid(t)))
 		err = TNFCTL_ERR_ACCES; /* e.g. CAP_SYS_PTRACE permitted, not effective */
 	dbg("open of %d failed: %d\n", t->tgid, err);
@@ -334,7 +338,7 @@ static void check_gone(struct target *t)
 	if (t->dead)
 		return;
 	for (th = t->thrs; th; th = th->next)
-		if (!th->zombie)
+		if (!th->zombie && !th->vanished)
 			return;
 	if (t->thrs && t->exit_rec)
 		mark_dead(t);
@@ -376,7 +380,7 @@ static void on_fork_rec(struct target *t, const struct tnf_rec *r)
 					if (r->flags & TNF_RF_CHILD_STOPPED)
 						cth->expect_sigstop = 1;
 					else
-						thr_interrupt(cth);
+						thr_interrupt(c, cth);
 				}
 			}
 			if (th && (r->flags & TNF_RF_VFORK) && (r->flags & TNF_RF_CHILD_STOPPED) &&
@@ -400,6 +404,27 @@ static void startup_done(struct target *t)
 		tnf_events_attach_libc(mi.libc_path);
 }
 
+/*
+ * An exec ends the old image: its DLOPEN, DLCLOSE and EXEC_FAILED events
+ * still queued are of objects and threads that are gone (reporting them
+ * would read the new image at the old addresses).  A FORK stays: its child
+ * is real and stopped.
+ */
+static void drop_old_image_events(struct target *t)
+{
+	struct tevent **pp = &t->events, *e;
+
+	while ((e = *pp)) {
+		if (e->rec.kind == TNF_REC_DLOPEN || e->rec.kind == TNF_REC_DLCLOSE ||
+		    e->rec.kind == TNF_REC_EXEC_FAILED) {
+			*pp = e->next;
+			free(e);
+		} else {
+			pp = &e->next;
+		}
+	}
+}
+
 static void on_record(const struct tnf_rec *r)
 {
 	struct target *t = target_find(r->tgid);
@@ -417,12 +442,17 @@ static void on_record(const struct tnf_rec *r)
 		/* Every other thread is gone; the exec'ing one now has tid == tgid. */
 		thr_free_all(t);
 		th = thr_add(t, t->tgid);
-		if (th && (r->flags & TNF_RF_STOPPED))
-			th->expect_sigstop = 1;
+		if (th) {
+			th->exec_fresh = true;
+			if (r->flags & TNF_RF_STOPPED)
+				th->expect_sigstop = 1;
+		}
 		t->r_state_addr = 0;
 		t->exec_seen = true;
-		if (t->phase != PH_EXEC_WAIT)
+		if (t->phase != PH_EXEC_WAIT) {
+			drop_old_image_events(t);
 			queue_event(t, r, NULL);
+		}
 		break;
 	case TNF_REC_LEADER_GONE:
 		th = thr_find(t, r->tid);
@@ -476,6 +506,31 @@ static bool sig_from_tty(pid_t tid)
 	return ptrace(PTRACE_GETSIGINFO, tid, 0, &si) == 0 && si.si_code == SI_KERNEL;
 }
 
+/*
+ * PTRACE_EVENT_EXEC, the new image's first stop (@tid is the tgid now).
+ * Its EXEC record was reserved before it: read it first, so the thread
+ * list is the new image's before any later stop is taken in.
+ */
+static void on_exec_stop(struct target *t, pid_t tid)
+{
+	struct thr *th;
+
+	tnf_events_poll_reserved(on_record);
+	th = thr_find(t, tid);
+	if (!th || !th->exec_fresh) {
+		/* No EXEC record (not armed, or lost): ptrace says who is left. */
+		thr_free_all(t);
+		th = thr_add(t, tid);
+		if (!th)
+			return;
+	}
+	th->exec_fresh = false;
+	th->stopped = true;
+	/* The BPF SIGSTOP is the event's stop: run on to it. */
+	if (th->expect_sigstop > 0)
+		thr_resume(th);
+}
+
 static void on_stop(struct target *t, struct thr *th, int status)
 {
 	int sig = WSTOPSIG(status), ev = status >> 16;
@@ -504,6 +559,10 @@ static void on_stop(struct target *t, struct thr *th, int status)
 		drain_records();
 		if (ev == PTRACE_EVENT_CLONE && tnf_proc_tgid(msg) == t->tgid)
 			thr_add(t, msg);
+		return;
+	}
+	if (ev == PTRACE_EVENT_EXEC) {
+		on_exec_stop(t, th->tid);
 		return;
 	}
 	if (ev)
@@ -740,6 +799,7 @@ static int check_attachable(pid_t pid, bool noprobes)
 /* PTRACE_SEIZE every thread, again until no new thread shows up. */
 static int seize_all(struct target *t)
 {
+	int leader_retries = 0;
 	bool added = true;
 	char path[64];
 
@@ -767,6 +827,16 @@ static int seize_all(struct target *t)
 
 				if (th)
 					th->zombie = true;
+				continue;
+			}
+			/*
+			 * Another thread's exec: the old leader was a zombie for an
+			 * instant, and the tid is the new leader's now.  Again.
+			 */
+			if (e == -EPERM && tid == t->tgid && tnf_proc_tracer(tid) == 0 &&
+			    leader_retries++ < 100) {
+				sched_yield();
+				added = true;
 				continue;
 			}
 			/*
@@ -914,6 +984,14 @@ static void bind_child(struct target *t, struct target *c)
 	}
 }
 
+static bool exec_queued(const struct tevent *e)
+{
+	for (; e; e = e->next)
+		if (e->rec.kind == TNF_REC_EXEC)
+			return true;
+	return false;
+}
+
 static void report(struct target *t)
 {
 	struct tnf_rep rep;
@@ -933,6 +1011,8 @@ static void report(struct target *t)
 			rep.child_pid = e->rec.child;
 			if (e->child)
 				bind_child(t, e->child);
+			if (exec_queued(e->next))
+				rep.flags |= TNF_REPF_EXEC_NEXT;
 			break;
 		case TNF_REC_EXEC:
 			rep.event = TNFCTL_EVENT_EXEC;
@@ -1013,9 +1093,13 @@ static void op_continue(struct target *t, bool want_child, int child_sock)
 	t->stop_requested = false;
 	t->phase = PH_RUNNING;
 	if (!t->events) {
-		flags = TNF_F_ARMED | (want_child ? TNF_F_FOLLOW : 0);
-		if (ptrace_fork && want_child)
-			flags |= TNF_F_PTRACE_FORK;
+		/*
+		 * A followed child is stopped by ptrace's auto-attach in both stop
+		 * modes: traced from its birth, it never enters a group-stop, which
+		 * its real parent would see (CLD_STOPPED, then CLD_CONTINUED and a
+		 * SIGCHLD when we end it) before we could seize it.
+		 */
+		flags = TNF_F_ARMED | (want_child ? TNF_F_FOLLOW | TNF_F_PTRACE_FORK : 0);
 		if (t->open_flags & TNFCTL_OPEN_EXEC_FAILED)
 			flags |= TNF_F_EXEC_FAILED;
 		/* Opened before rtld's start-up: its RT_CONSISTENT is no DLOPEN. */
@@ -1025,8 +1109,7 @@ static void op_continue(struct target *t, bool want_child, int child_sock)
 		tnf_events_track(t->tgid, flags, t->r_state_addr);
 		for (th = t->thrs; th; th = th->next)
 			if (th->stopped)
-				thr_setoptions(th, tnf_ptrace_opts(t->exec_child,
-								   ptrace_fork && want_child));
+				thr_setoptions(th, tnf_ptrace_opts(t->exec_child, want_child));
 	}
 	evaluate(t);
 }
@@ -1395,7 +1478,6 @@ int tnf_tracer_main(int sock)
 		tnf_send(main_sock, &rep, sizeof(rep), -1);
 		return 1;
 	}
-	ptrace_fork = !use_kfunc;
 	e = tnf_events_load(use_kfunc);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (e || epfd < 0 || sigfd < 0) {

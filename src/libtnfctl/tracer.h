@@ -26,6 +26,8 @@ struct thr {
 	bool in_vfork;	   /* blocked in vfork: cannot run user code, counts as stopped */
 	bool detached;
 	bool zombie;	    /* exited, not yet reaped (a leader waits for its threads) */
+	bool vanished;	    /* gone with no exit to reap: another thread's exec took it */
+	bool exec_fresh;    /* made by an EXEC record, its PTRACE_EVENT_EXEC not seen yet */
 	int pending_sig;    /* signal to deliver when resumed */
 	int expect_sigstop; /* SIGSTOPs sent by BPF, to swallow */
 };
@@ -108,7 +110,7 @@ struct thr *thr_add(struct target *t, pid_t tid);
 void thr_remove(struct target *t, pid_t tid);
 void thr_free_all(struct target *t);
 int thr_seize(pid_t tid, bool exitkill);
-void thr_interrupt(struct thr *th);
+void thr_interrupt(struct target *t, struct thr *th);
 int thr_resume(struct thr *th);
 int thr_detach(struct thr *th, int sig);
 int thr_setoptions(struct thr *th, unsigned long opts);
@@ -131,6 +133,7 @@ bool tnf_proc_kthread(pid_t pid);
 bool tnf_proc_exiting(pid_t tid);
 bool tnf_proc_refused(pid_t pid);
 bool tnf_proc_job_stopped(pid_t pid);
+bool tnf_proc_task_exists(pid_t tgid, pid_t tid);
 int tnf_proc_open_task_file(pid_t pid, const char *name);
 unsigned long long tnf_proc_starttime(pid_t pid);
 void tnf_proc_wait_stopped(pid_t pid);
