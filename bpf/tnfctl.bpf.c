@@ -20,11 +20,14 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* Set by the helper before load: send the fork child's SIGSTOP with the kfunc. */
+/*
+ * Set by the helper before load (TNFCTL_STOP_MODE); no longer changes what
+ * runs: a followed fork child is auto-attached by ptrace in both modes (so
+ * its parent never sees it stopped), and the bpf_send_signal_task kfunc is
+ * not referenced: a weak ksym the kernel lacks makes libbpf walk the module
+ * BTFs, which needs CAP_SYS_ADMIN.
+ */
 const volatile bool use_kfunc = false;
-
-extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type,
-				u64 value) __ksym __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -146,11 +149,6 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (!(flags & TNF_F_FOLLOW) || !(flags & TNF_F_PTRACE_FORK)) {
 		if (stop_current())
 			r->flags |= TNF_RF_STOPPED;
-	}
-	if ((r->flags & TNF_RF_CHILD_TRACKED) && !(flags & TNF_F_PTRACE_FORK) && use_kfunc &&
-	    bpf_send_signal_task) {
-		if (bpf_send_signal_task(child, SIGSTOP, PIDTYPE_TGID, 0) == 0)
-			r->flags |= TNF_RF_CHILD_STOPPED;
 	}
 	bpf_ringbuf_submit(r, 0);
 	return 0;
