@@ -188,7 +188,7 @@ $(B)/tests/test_stress: tests/stress/test_stress.c tests/stress/storm.h tests/te
 		-Wl,-rpath,'$$ORIGIN/..'
 
 # The stress tests at full size (10,000 processes, 1,000 dlopen cycles, 1,000,000
-# events into a wrapping buffer; 300 rounds of concurrent dlclose), in both stop modes.
+# events into a wrapping buffer; 300 rounds of concurrent dlclose).
 stress: tests
 	$(SAN_ENV) TL_STRESS=full TL_TESTS=test_stress B=$(B) tests/run-tests
 	$(SAN_ENV) TL_STRESS=full TL_TESTS="test_dlraces test_caps test_reattach test_races" B=$(B) tests/run-tests
