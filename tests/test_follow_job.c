@@ -9,6 +9,7 @@
  * codes.
  */
 #include <pty.h>
+#include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include "testlib.h"
@@ -742,24 +743,30 @@ static void test_follow_pty_python_repl(void **state)
  * terminal (cat echoes a typed line), ^C still stops it and brings the
  * prompt back (Solaris prex), and `continue` gives the terminal back.
  */
-static void test_prex_pty_interactive_target(void **state)
+/*
+ * @follow: prex -f of `sh -c cat`: cat is a followed child whose image prex
+ * re-opened after its exec; the terminal's ^C is prex's for it too (it was
+ * delivered to cat, which died of it).
+ */
+static void prex_pty_cat(bool follow)
 {
 	struct winsize ws = {.ws_row = 24, .ws_col = 200};
 	char prex[PATH_MAX + 16], home[64], **env;
-	char *argv[] = {prex, "-o", NULL, "cat", NULL};
+	char *argv1[] = {prex, "-o", NULL, "cat", NULL};
+	char *argvf[] = {prex, "-f", "-o", NULL, "sh", "-c", "cat; echo cat rc=$?", NULL};
+	char **argv = follow ? argvf : argv1;
 	char trace[64], homevar[80];
 	const char *extra[] = {homevar, NULL};
 	static struct pty_run t;
 	pid_t pid;
 	int st;
 
-	(void)state;
 	tl_require_root();
 	snprintf(prex, sizeof(prex), "%s/prex", tl.bdir);
 	snprintf(trace, sizeof(trace), "/tmp/tl-fj-prex-%d.tnf", getpid());
 	snprintf(home, sizeof(home), "/tmp/tl-fj-home-%d", getpid());
 	snprintf(homevar, sizeof(homevar), "HOME=%s", home); /* no ~/.prexrc */
-	argv[2] = trace;
+	argv[follow ? 3 : 2] = trace;
 	mkdir(home, 0700);
 	env = tl_env_build(extra);
 	fflush(stdout);
@@ -790,19 +797,37 @@ static void test_prex_pty_interactive_target(void **state)
 	pty_until(&t, "typed line\r\ntyped line\r\n", "cat under prex");
 	wait_reading("cat", "cat under prex");
 	pty_write(&t, "\x03");
-	pty_until(&t, "Target process stopped", "^C under prex");
+	pty_until(&t, follow ? "target processes stopped" : "Target process stopped",
+		  "^C under prex");
 	pty_until(&t, "prex> ", "the prompt after ^C");
 	pty_write(&t, "continue\n");
 	wait_reading("cat", "cat under prex, continued");
 	pty_write(&t, "again\n");
 	pty_until(&t, "again\r\nagain\r\n", "cat under prex after a second continue");
 	pty_write(&t, "\x04");
-	pty_until(&t, "target process exited", "cat's end under prex");
+	if (follow) {
+		/* then prex ends with the tree */
+		pty_until(&t, "cat rc=0", "cat's end under prex -f (not killed by the ^C)");
+	} else {
+		pty_until(&t, "target process exited", "cat's end under prex");
+	}
 	st = pty_wait(&t);
 	unlink(trace);
 	rmdir(home);
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
 		fail_msg("prex: wait status 0x%x, expected exit 0", st);
+}
+
+static void test_prex_pty_interactive_target(void **state)
+{
+	(void)state;
+	prex_pty_cat(false);
+}
+
+static void test_prex_f_pty_ctrl_c_child(void **state)
+{
+	(void)state;
+	prex_pty_cat(true);
 }
 
 /* Live (not zombie) processes named @comm in our subtree. */
@@ -910,7 +935,8 @@ int main(void)
 		TL_TEST(test_follow_not_root_message),	   TL_TEST(test_follow_pty_cat),
 		TL_TEST(test_follow_pty_python_repl),	   TL_TEST(test_follow_pty_ctrl_z),
 		TL_TEST(test_prex_pty_interactive_target), TL_TEST(test_follow_pty_ctrl_c_tree),
-		TL_TEST(test_follow_sigterm_tree),	   TL_FINAL_TEST,
+		TL_TEST(test_follow_sigterm_tree),	   TL_TEST(test_prex_f_pty_ctrl_c_child),
+		TL_FINAL_TEST,
 	};
 
 	return tl_run(tests);

@@ -329,6 +329,7 @@ tnfctl_errcode_t tnf_client_adopt(struct tnfctl_handle *parent, int sock, pid_t 
 	h->agent = parent->agent;
 	h->agent->users++;
 	h->open_flags = parent->open_flags;
+	h->tty_intr = parent->tty_intr;
 	pthread_mutex_unlock(&agent_lock);
 	*hp = h;
 	return TNFCTL_ERR_NONE;

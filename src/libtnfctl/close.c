@@ -34,7 +34,7 @@ TNF_API tnfctl_errcode_t tnfctl_close(tnfctl_handle_t *h, tnfctl_targ_op_t op)
 	if (dead && !err)
 		tnf_spawned_reap(h->pid);
 	if (op == TNFCTL_TARG_SUSPEND && !dead && !err)
-		tnf_suspended_add(h->pid);
+		tnf_suspended_add(h->pid, h->tty_intr);
 	pthread_mutex_unlock(&h->lock);
 	tnf_probes_release(h);
 	tnf_client_free_handle(h);

@@ -79,6 +79,7 @@ struct tnfctl_handle {
 	pid_t pid;
 	bool exec_child; /* started by exec_open: killed by a DEFAULT close */
 	unsigned int open_flags; /* TNFCTL_OPEN_*, inherited by child handles */
+	bool tty_intr; /* exec_open'd without FOREGROUND, or a child or re-open of one */
 	enum tnf_hstate state;
 	bool have_event;
 	tnfctl_event_info_t last;
@@ -103,8 +104,8 @@ void tnf_client_note_lost(uint64_t lost);
 void tnf_spawned_add(pid_t pid);
 void tnf_spawned_reap(pid_t pid);
 /* Processes left stopped by our tnfctl_close(SUSPEND) (suspended.c). */
-void tnf_suspended_add(pid_t pid);
-bool tnf_suspended_take(pid_t pid);
+void tnf_suspended_add(pid_t pid, bool tty_intr);
+bool tnf_suspended_take(pid_t pid, bool *tty_intr);
 
 /* exec.c: program lookup and environment */
 tnfctl_errcode_t tnf_find_program(const char *pgm, char **path);

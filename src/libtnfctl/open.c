@@ -38,7 +38,7 @@ TNF_API tnfctl_errcode_t tnfctl_pid_open_flags(pid_t pid, unsigned int flags,
 	struct tnfctl_handle *h;
 	struct tnf_rep rep;
 	tnfctl_errcode_t err;
-	bool ours;
+	bool ours, tty_intr = false;
 
 	if (!retval || pid == getpid() ||
 	    (flags & ~(TNFCTL_OPEN_NOPROBES | TNFCTL_OPEN_EXEC_FAILED)))
@@ -46,8 +46,10 @@ TNF_API tnfctl_errcode_t tnfctl_pid_open_flags(pid_t pid, unsigned int flags,
 	if (pid <= 0)
 		return TNFCTL_ERR_NOPROCESS;
 	/* Stopped by our own SUSPEND alone: a failed open resumes it. */
-	ours = tnf_suspended_take(pid);
+	ours = tnf_suspended_take(pid, &tty_intr);
 	req.arg = ours;
+	if (tty_intr)
+		req.flags |= TNF_OPEN_TTY_INTR;
 	err = check_caller_may_trace(pid);
 	if (!err)
 		err = tnf_client_new_handle(&h);
@@ -66,6 +68,7 @@ TNF_API tnfctl_errcode_t tnfctl_pid_open_flags(pid_t pid, unsigned int flags,
 	h->pid = pid;
 	h->attrs.targ_pid = pid;
 	h->open_flags = flags;
+	h->tty_intr = tty_intr;
 	err = flags & TNFCTL_OPEN_NOPROBES ? TNFCTL_ERR_NONE : tnf_probes_attach_direct(h);
 	/* EXEC_FAILED: the helper attaches its sys_exit program (INTERNAL if it cannot) */
 	if (!err && (flags & TNFCTL_OPEN_EXEC_FAILED))
@@ -234,6 +237,7 @@ TNF_API tnfctl_errcode_t tnfctl_exec_open_flags(const char *pgmname, char *const
 	h->attrs.targ_pid = pid;
 	h->exec_child = true;
 	h->open_flags = flags;
+	h->tty_intr = !(flags & TNFCTL_OPEN_FOREGROUND);
 	tnf_spawned_add(pid);
 	err = noprobes ? TNFCTL_ERR_NONE : tnf_probes_attach_direct(h);
 	if (!err && (flags & TNFCTL_OPEN_EXEC_FAILED))

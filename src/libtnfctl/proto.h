@@ -30,6 +30,13 @@ struct tnf_req {
 	uint32_t flags; /* PID_OPEN, EXEC_ATTACH: the handle's TNFCTL_OPEN_* */
 };
 
+/*
+ * PID_OPEN, in req.flags beside TNFCTL_OPEN_*: the terminal's ^C to this
+ * target is the controller's interrupt, as for the exec_open'd target whose
+ * image this handle re-opens (it keeps the rule across SUSPEND, an EXEC).
+ */
+#define TNF_OPEN_TTY_INTR 0x80000000u
+
 /* Reply kinds on a handle socket. */
 enum tnf_rep_kind {
 	TNF_REP_DONE = 1, /* the request finished */

@@ -16,13 +16,14 @@
 struct susp {
 	pid_t pid;
 	int pidfd;
+	bool tty_intr; /* the handle's terminal-^C rule, for the re-open */
 };
 
 static pthread_mutex_t susp_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct susp *susp;
 static size_t nsusp;
 
-void tnf_suspended_add(pid_t pid)
+void tnf_suspended_add(pid_t pid, bool tty_intr)
 {
 	int fd = syscall(SYS_pidfd_open, pid, 0); /* close-on-exec */
 	struct susp *p;
@@ -42,6 +43,7 @@ void tnf_suspended_add(pid_t pid)
 	if (p) {
 		susp = p;
 		susp[nsusp].pid = pid;
+		susp[nsusp].tty_intr = tty_intr;
 		susp[nsusp++].pidfd = fd;
 		fd = -1;
 	}
@@ -50,8 +52,11 @@ void tnf_suspended_add(pid_t pid)
 		close(fd);
 }
 
-/* Forget @pid; true if it is still the process our SUSPEND left stopped. */
-bool tnf_suspended_take(pid_t pid)
+/*
+ * Forget @pid; true if it is still the process our SUSPEND left stopped
+ * (then *@tty_intr is its handle's terminal-^C rule).
+ */
+bool tnf_suspended_take(pid_t pid, bool *tty_intr)
 {
 	bool ours = false;
 	size_t i;
@@ -59,8 +64,10 @@ bool tnf_suspended_take(pid_t pid)
 	pthread_mutex_lock(&susp_lock);
 	for (i = 0; i < nsusp; i++)
 		if (susp[i].pid == pid) {
-			ours = ours ||
-			       syscall(SYS_pidfd_send_signal, susp[i].pidfd, 0, NULL, 0) == 0;
+			if (syscall(SYS_pidfd_send_signal, susp[i].pidfd, 0, NULL, 0) == 0) {
+				ours = true;
+				*tty_intr = susp[i].tty_intr;
+			}
 			close(susp[i].pidfd);
 			susp[i--] = susp[--nsusp];
 		}

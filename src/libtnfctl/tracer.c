@@ -892,6 +892,8 @@ static void op_pid_open(int sock, pid_t pid, bool ours, unsigned int flags)
 	}
 	t->keep_stop = !ours && tnf_proc_job_stopped(pid);
 	t->noprobes = noprobes;
+	t->tty_intr = ours && (flags & TNF_OPEN_TTY_INTR);
+	flags &= ~TNF_OPEN_TTY_INTR;
 	t->open_flags = flags;
 	err = seize_all(t);
 	if (err) {
