@@ -697,14 +697,20 @@ static void end_user_stop(struct target *t)
 static void start_sync(struct target *t, bool check_done)
 {
 	struct tnf_maps_info mi;
+	int e;
 
 	if (tnf_proc_maps(live_tid(t), &mi)) {
 		fail_open(t, TNFCTL_ERR_NOTDYNAMIC);
 		return;
 	}
-	if (tnf_rtld_locate(live_tid(t), &mi, &t->r_state_addr) ||
-	    tnf_events_attach_rtld(mi.ldso_path)) {
+	if (tnf_rtld_locate(live_tid(t), &mi, &t->r_state_addr)) {
 		fail_open(t, TNFCTL_ERR_INTERNAL);
+		return;
+	}
+	e = tnf_events_attach_rtld(mi.ldso_path);
+	if (e) {
+		/* A perf uprobe needs CAP_SYS_ADMIN where uprobe_multi links are missing (6.1). */
+		fail_open(t, e == -EACCES || e == -EPERM ? TNFCTL_ERR_ACCES : TNFCTL_ERR_INTERNAL);
 		return;
 	}
 	end_user_stop(t);
