@@ -373,7 +373,14 @@ static void on_fork_rec(struct target *t, const struct tnf_rec *r)
 			c->tty_intr = t->tty_intr;
 			c->r_state_addr = t->r_state_addr;
 			cth = thr_add(c, r->child);
-			if (cth && !(t->bpf_flags & TNF_F_PTRACE_FORK)) {
+			/*
+			 * The ptrace fork options attach the child inside clone(),
+			 * before this record was written, unless CLONE_UNTRACED
+			 * (LeakSanitizer's stop-the-world task): seize that one, or
+			 * its FORK waits for a stop that never comes.
+			 */
+			if (cth && (!(t->bpf_flags & TNF_F_PTRACE_FORK) ||
+				    tnf_proc_tracer(r->child) != getpid())) {
 				/* Already ours if clone() auto-attached it. */
 				if (thr_seize(r->child, false) == 0 ||
 				    tnf_proc_tracer(r->child) == getpid()) {

@@ -13,6 +13,9 @@
  *                           _exit(N); parent waits: "forked <pid> status <s>"
  *   fork_exec PATH       -> child execs PATH: "forked <pid> status <s>"
  *   vfork N              -> vfork child _exit(N): "vforked <pid> status <s>"
+ *   untraced_fork N      -> clone(CLONE_UNTRACED) child _exit(N), as
+ *                           LeakSanitizer's stop-the-world task is made:
+ *                           "uforked <pid> status <s>"
  *   vfork_exec PATH      -> vfork child execs PATH: "vforked <pid> status <s>"
  *   spawn PATH           -> posix_spawn PATH: "spawned <pid> status <s>"
  *   exec PATH [ARG...]   -> execv from the main thread
@@ -43,12 +46,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -348,6 +353,20 @@ static void tgt_fork(int code, const char *path)
 	tgt_reply("forked %d status %d", (int)pid, tgt_wait(pid));
 }
 
+/* No ptrace fork option attaches it: the tracer must seize it itself. */
+static void tgt_untraced_fork(int code)
+{
+	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_UNTRACED | SIGCHLD, 0, 0, 0, 0);
+
+	if (pid < 0) {
+		tgt_reply("error clone %d", errno);
+		return;
+	}
+	if (pid == 0)
+		_exit(code);
+	tgt_reply("uforked %d status %d", (int)pid, tgt_wait(pid));
+}
+
 static void tgt_vfork(int code, const char *path)
 {
 	pid_t pid;
@@ -396,6 +415,8 @@ static void tgt_command(char *line)
 		tgt_reply("tracer %ld", tgt_tracer_pid());
 	} else if (!strcmp(line, "fork")) {
 		tgt_fork(atoi(arg), NULL);
+	} else if (!strcmp(line, "untraced_fork")) {
+		tgt_untraced_fork(atoi(arg));
 	} else if (!strcmp(line, "fork_exec")) {
 		tgt_fork(0, arg);
 	} else if (!strcmp(line, "vfork")) {
