@@ -13,7 +13,7 @@
  *                           _exit(N); parent waits: "forked <pid> status <s>"
  *   fork_exec PATH       -> child execs PATH: "forked <pid> status <s>"
  *   vfork N              -> vfork child _exit(N): "vforked <pid> status <s>"
- *   untraced_fork N      -> clone(CLONE_UNTRACED) child _exit(N), as
+ *   untraced_fork N      -> clone(CLONE_UNTRACED) child _exit(N) once traced, as
  *                           LeakSanitizer's stop-the-world task is made:
  *                           "uforked <pid> status <s>"
  *   vfork_exec PATH      -> vfork child execs PATH: "vforked <pid> status <s>"
@@ -362,8 +362,15 @@ static void tgt_untraced_fork(int code)
 		tgt_reply("error clone %d", errno);
 		return;
 	}
-	if (pid == 0)
-		_exit(code);
+	if (pid == 0) {
+		/* Waits to be traced (10 s at most, then 99): its exit is then seen. */
+		struct timespec ms = {0, 1000000};
+		int i;
+
+		for (i = 0; i < 10000 && tgt_tracer_pid() <= 0; i++)
+			nanosleep(&ms, NULL);
+		_exit(tgt_tracer_pid() > 0 ? code : 99);
+	}
 	tgt_reply("uforked %d status %d", (int)pid, tgt_wait(pid));
 }
 
