@@ -208,15 +208,9 @@ static __always_inline int exec_failed(long ret, const char *file, u64 argv)
 #define NR_execve   59 /* x86_64; the compat entry points are not followed */
 #define NR_execveat 322
 
-/* The raw sys_exit tracepoint, attached once a handle asks for failed execs. */
-SEC("tp_btf/sys_exit")
-int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+/* A failed execve (@nr) or execveat: its filename and argv from @regs. */
+static __always_inline int failed_exec_of(long nr, const struct pt_regs *regs, long ret)
 {
-	long nr;
-
-	if (ret >= 0)
-		return 0;
-	nr = BPF_CORE_READ(regs, orig_ax);
 	if (nr == NR_execve)
 		return exec_failed(ret, (const char *)BPF_CORE_READ(regs, di),
 				   BPF_CORE_READ(regs, si));
@@ -226,21 +220,24 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
+/* The raw sys_exit tracepoint, attached once a handle asks for failed execs. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	return ret < 0 ? failed_exec_of(BPF_CORE_READ(regs, orig_ax), regs, ret) : 0;
+}
+
 /* The same where trampolines are allowed: only execve's own returns pay. */
 SEC("fexit/__x64_sys_execve")
 int BPF_PROG(on_execve_ret, const struct pt_regs *regs, long ret)
 {
-	if (ret >= 0)
-		return 0;
-	return exec_failed(ret, (const char *)BPF_CORE_READ(regs, di), BPF_CORE_READ(regs, si));
+	return ret < 0 ? failed_exec_of(NR_execve, regs, ret) : 0;
 }
 
 SEC("fexit/__x64_sys_execveat")
 int BPF_PROG(on_execveat_ret, const struct pt_regs *regs, long ret)
 {
-	if (ret >= 0)
-		return 0;
-	return exec_failed(ret, (const char *)BPF_CORE_READ(regs, si), BPF_CORE_READ(regs, dx));
+	return ret < 0 ? failed_exec_of(NR_execveat, regs, ret) : 0;
 }
 
 SEC("tp_btf/sched_process_exit")

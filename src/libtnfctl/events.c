@@ -27,8 +27,7 @@ struct uprobe_key {
 };
 
 static struct tnfctl_bpf *skel;
-static bool have_sys_exit; /* the raw sys_exit tracepoint exists */
-static bool have_fexit;	   /* fexit on the execve syscalls works */
+static enum tnf_failed_exec failed_exec; /* how failed execs are caught */
 static struct ring_buffer *rb;
 /* The ring's consumer and producer positions (its first two pages), read-only. */
 static const uint64_t *rb_cons = MAP_FAILED, *rb_prod = MAP_FAILED;
@@ -91,11 +90,8 @@ int tnf_events_load(bool use_kfunc)
 	 * allowed, else the sys_exit tracepoint; with neither, no failed-exec
 	 * events (the rest works).
 	 */
-	have_fexit = tnf_kfeatures()->fexit_execve;
-	have_sys_exit = !have_fexit && libbpf_find_vmlinux_btf_id("sys_exit", BPF_TRACE_RAW_TP) > 0;
-	bpf_program__set_autoload(skel->progs.on_sys_exit, have_sys_exit);
-	bpf_program__set_autoload(skel->progs.on_execve_ret, have_fexit);
-	bpf_program__set_autoload(skel->progs.on_execveat_ret, have_fexit);
+	failed_exec = tnf_failed_exec_prepare(skel->progs.on_sys_exit, skel->progs.on_execve_ret,
+					      skel->progs.on_execveat_ret);
 	err = tnfctl_bpf__load(skel);
 	if (err)
 		goto fail;
@@ -138,7 +134,7 @@ int tnf_events_want_exec_failed(void)
 {
 	if (!skel)
 		return -EINVAL;
-	if (have_fexit) {
+	if (failed_exec == TNF_FX_FEXIT) {
 		if (!skel->links.on_execve_ret &&
 		    !(skel->links.on_execve_ret = bpf_program__attach(skel->progs.on_execve_ret)))
 			return -errno;
@@ -148,7 +144,7 @@ int tnf_events_want_exec_failed(void)
 			return -errno;
 		return 0;
 	}
-	if (!have_sys_exit)
+	if (failed_exec == TNF_FX_NONE)
 		return 0;
 	if (!skel->links.on_sys_exit &&
 	    !(skel->links.on_sys_exit = bpf_program__attach(skel->progs.on_sys_exit)))

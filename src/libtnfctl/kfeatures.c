@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
+#include <bpf/libbpf.h>
 #include "kfeatures.h"
 
 static struct tnf_kfeatures kf;
@@ -113,6 +114,22 @@ static void probe(void)
 	kf.uprobe_multi = !(no_multi && *no_multi) &&
 			  btf__find_by_name_kind(btf, "bpf_uprobe_multi_link", BTF_KIND_STRUCT) > 0;
 	btf__free(btf);
+}
+
+enum tnf_failed_exec tnf_failed_exec_prepare(struct bpf_program *sys_exit,
+					     struct bpf_program *execve,
+					     struct bpf_program *execveat)
+{
+	enum tnf_failed_exec fx = TNF_FX_NONE;
+
+	if (tnf_kfeatures()->fexit_execve)
+		fx = TNF_FX_FEXIT;
+	else if (libbpf_find_vmlinux_btf_id("sys_exit", BPF_TRACE_RAW_TP) > 0)
+		fx = TNF_FX_SYS_EXIT;
+	bpf_program__set_autoload(sys_exit, fx == TNF_FX_SYS_EXIT);
+	bpf_program__set_autoload(execve, fx == TNF_FX_FEXIT);
+	bpf_program__set_autoload(execveat, fx == TNF_FX_FEXIT);
+	return fx;
 }
 
 const struct tnf_kfeatures *tnf_kfeatures(void)

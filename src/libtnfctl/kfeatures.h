@@ -37,6 +37,18 @@ struct tnf_kfeatures {
 /* Parsed at the first call (tens of ms), then cached. */
 const struct tnf_kfeatures *tnf_kfeatures(void);
 
+/* How failed execs are caught; tnf_failed_exec_prepare says, before the load. */
+enum tnf_failed_exec {
+	TNF_FX_NONE,	 /* neither: no failed-exec events */
+	TNF_FX_SYS_EXIT, /* the raw sys_exit tracepoint: every syscall pays */
+	TNF_FX_FEXIT,	 /* fexit on the execve syscalls: only execs pay */
+};
+
+/* Sets the autoload of an object's three failed-exec programs. */
+enum tnf_failed_exec tnf_failed_exec_prepare(struct bpf_program *sys_exit,
+					     struct bpf_program *execve,
+					     struct bpf_program *execveat);
+
 /*
  * A uprobe link: a uprobe_multi link's fd where the kernel has them (@prog
  * prepared by tnf_uprobe_prepare before its object is loaded), otherwise a

@@ -516,12 +516,9 @@ static int load(struct tnfctl_watch *w)
 		bpf_program__set_autoload(w->legacy_exit ? s->progs.on_exit : s->progs.on_exit_live,
 					  false);
 		/* Failed execs: fexit on the execve syscalls, else sys_exit. */
-		w->have_fexit = tnf_kfeatures()->fexit_execve;
-		w->have_sys_exit = !w->have_fexit &&
-				   libbpf_find_vmlinux_btf_id("sys_exit", BPF_TRACE_RAW_TP) > 0;
-		bpf_program__set_autoload(s->progs.on_sys_exit, w->have_sys_exit);
-		bpf_program__set_autoload(s->progs.on_execve_ret, w->have_fexit);
-		bpf_program__set_autoload(s->progs.on_execveat_ret, w->have_fexit);
+		w->failed_exec = tnf_failed_exec_prepare(s->progs.on_sys_exit,
+							 s->progs.on_execve_ret,
+							 s->progs.on_execveat_ret);
 		err = bpf_map__set_max_entries(s->maps.events, ring);
 		err = err
 			      ?: bpf_map__set_max_entries(s->maps.exec_scratch,
@@ -548,9 +545,9 @@ static int attach_tracepoints(struct tnfctl_watch *w)
 		s->links.on_exit_live = l;
 	else
 		s->links.on_exit = l;
-	if (w->have_sys_exit && !(s->links.on_sys_exit = bpf_program__attach(s->progs.on_sys_exit)))
+	if (w->failed_exec == TNF_FX_SYS_EXIT && !(s->links.on_sys_exit = bpf_program__attach(s->progs.on_sys_exit)))
 		return -errno;
-	if (w->have_fexit &&
+	if (w->failed_exec == TNF_FX_FEXIT &&
 	    (!(s->links.on_execve_ret = bpf_program__attach(s->progs.on_execve_ret)) ||
 	     !(s->links.on_execveat_ret = bpf_program__attach(s->progs.on_execveat_ret))))
 		return -errno;

@@ -47,8 +47,7 @@ struct tnfctl_watch {
 	unsigned int nrecent;
 	bool ended; /* every process of the tree has ended and its records are drained */
 	struct tnf_exec_data exec; /* of the last event returned, if an exec */
-	bool have_sys_exit;	   /* failed execs seen at the sys_exit tracepoint */
-	bool have_fexit;	   /* failed execs seen by fexit on the execve syscalls */
+	int failed_exec;	   /* enum tnf_failed_exec (kfeatures.h) */
 };
 
 /* watch.c */
