@@ -11,8 +11,12 @@
  * with function names that have an alias shown as &alias.
  */
 #include <ctype.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "prex.h"
 
@@ -137,6 +141,41 @@ static double regex_nodes(const char *re)
 	return stack[0];
 }
 
+/*
+ * Nor is size the only cost: glibc's epsilon closures cost time exponential
+ * in nested loops over patterns that can match nothing (/e????????++++++++/,
+ * 17 bytes, does not compile in minutes), and quadratic in copies of an
+ * optional item (/((e?){150}){150}/: 7 s).  No cheap rule bounds them all,
+ * so a child process tries the regcomp first, for REGEX_COMPILE_SECONDS at
+ * most; the regex is compiled here only if the child managed.
+ * True if it did, or if no child could be made (then it is compiled here).
+ */
+#define REGEX_COMPILE_SECONDS 1
+
+static bool regex_compiles_in_time(const char *re)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return true;
+	if (pid == 0) {
+		sigset_t alrm;
+		regex_t r;
+
+		sigemptyset(&alrm);
+		sigaddset(&alrm, SIGALRM);
+		sigprocmask(SIG_UNBLOCK, &alrm, NULL);
+		signal(SIGALRM, SIG_DFL);
+		alarm(REGEX_COMPILE_SECONDS);
+		_exit(regcomp(&r, re, REG_EXTENDED | REG_NOSUB) == 0 ? 0 : 1);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return true;
+	return !WIFSIGNALED(st);
+}
+
 struct spec *spec_new(const char *str, bool regex)
 {
 	struct spec *s = xmalloc(sizeof(*s));
@@ -152,6 +191,14 @@ struct spec *spec_new(const char *str, bool regex)
 		semantic_error("invalid regular expression /%s/: too many repetitions of "
 			       "repetitions",
 			       str);
+		free(s->str);
+		free(s);
+		return NULL;
+	}
+	if (regex && !regex_compiles_in_time(str)) {
+		semantic_error("invalid regular expression /%s/: too complex (does not compile in "
+			       "%d s)",
+			       str, REGEX_COMPILE_SECONDS);
 		free(s->str);
 		free(s);
 		return NULL;
