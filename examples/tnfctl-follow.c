@@ -31,8 +31,10 @@
  *
  * How it works:
  *  - One thread per handle, looping on tnfctl_continue().  A FORK hands the
- *    child's handle to a new thread.  An EXEC is followed by the documented
- *    dance: close the handle with SUSPEND, then tnfctl_pid_open() the pid.
+ *    child's handle to a new thread.  After an EXEC the handle goes on in
+ *    the new image (TNFCTL_OPEN_NOPROBES, a Linux extension): no close with
+ *    SUSPEND and re-open, whose group-stop the process's parent would see
+ *    (an interactive shell would report its job Stopped).
  *  - With -p, SIGINT, SIGQUIT, SIGTERM and SIGHUP detach: their handler records the signal in
  *    stop_sig and wakes the main thread through a pipe.  The main thread
  *    then sends SIGUSR1 (no-op handler, no SA_RESTART) to every follower, so
@@ -284,31 +286,6 @@ static int spawn(tnfctl_handle_t *h, pid_t pid, bool root, uint64_t fork_ns)
 	return err;
 }
 
-/* After an EXEC: hand the process over to a new handle on the new image. */
-static bool reopen(struct follower *f)
-{
-	tnfctl_trace_attrs_t attrs;
-	tnfctl_errcode_t err;
-	pid_t pid = f->pid;
-
-	if (tnfctl_trace_attrs_get(f->h, &attrs) == TNFCTL_ERR_NONE)
-		pid = attrs.targ_pid;
-	if (atomic_load(&stop_sig)) { /* detaching anyway */
-		tnfctl_close(f->h, TNFCTL_TARG_RESUME);
-		return false;
-	}
-	tnfctl_close(f->h, TNFCTL_TARG_SUSPEND);
-	err = tnfctl_pid_open_flags(pid, OPEN_FLAGS, &f->h);
-	if (err != TNFCTL_ERR_NONE) {
-		/* The library resumed it: only our SUSPEND had stopped it. */
-		f->h = NULL;
-		msg("pid %d: no longer followed after exec: %s", pid, tnfctl_strerror(err));
-		return false;
-	}
-	f->pid = pid;
-	return true;
-}
-
 static void *follow(void *arg)
 {
 	struct follower *f = arg, **p;
@@ -341,9 +318,6 @@ static void *follow(void *arg)
 		print_event(f, evt, &info);
 		if (evt == TNFCTL_EVENT_FORK && child) {
 			spawn(child, info.child_pid, false, info.time_ns ? info.time_ns : 1);
-		} else if (evt == TNFCTL_EVENT_EXEC) {
-			if (!reopen(f))
-				break;
 		} else if (evt == TNFCTL_EVENT_EXIT || evt == TNFCTL_EVENT_TARGGONE) {
 			if (f->root) {
 				pthread_mutex_lock(&lock);

@@ -170,7 +170,7 @@ static void test_follow_static_and_env_i(void **state)
 	follow_pipe(&r, NULL, args);
 	expect_exit(&r, 9, "sh running a static program and env -i", NULL);
 	expect_lines(&r, "EXEC", "static_exit: ", 1); /* "path: argv" */
-	expect_lines(&r, "EXIT", "status 7", 1); /* the static program's child */
+	expect_lines(&r, "EXIT", "status 7", 1);      /* the static program's child */
 	expect_lines(&r, "EXIT", "status 4", 1);
 	expect_lines(&r, "EXEC", "/usr/bin/env: ", 1);
 	expect_lines(&r, "EXEC", "/bin/sh: ", 1);
@@ -706,6 +706,53 @@ static void test_follow_pty_ctrl_z(void **state)
 	}
 }
 
+/*
+ * An interactive bash run by tnfctl-follow, with cat as its job: each exec
+ * in the tree (env, bash, cat) is followed on, and bash's job control is as
+ * untraced.  Re-opening a process after its exec once stopped it with a
+ * group-stop that bash saw: it reported cat Stopped at once, before any key.
+ */
+static void test_follow_pty_shell_jobs(void **state)
+{
+	char *args[] = {"--",	  "/usr/bin/env", "PS1=tl$ ", "/bin/bash",
+			"--norc", "--noprofile",  "-i",	      NULL};
+	static struct pty_run t;
+	pid_t cat;
+	size_t m;
+	int st;
+
+	(void)state;
+	tl_require_root();
+	if (access("/bin/bash", X_OK) || access("/usr/bin/env", X_OK)) {
+		print_message("SKIP: no /bin/bash or /usr/bin/env\n");
+		skip();
+	}
+	for (m = 0; m < 2; m++) {
+		pty_follow(&t, modes[m], args);
+		pty_until(&t, "tl$ ", "bash's prompt");
+		pty_write(&t, "cat\n");
+		wait_reading("cat", MODE_NAME(modes[m]));
+		cat = find_live("cat");
+		pty_write(&t, "typed line\n");
+		pty_until(&t, "typed line\r\ntyped line\r\n", "cat, bash's job");
+		pty_write(&t, "\x1a");
+		pty_until(&t, "Stopped", "bash after Ctrl-Z");
+		wait_stopped(cat, "cat after Ctrl-Z");
+		pty_write(&t, "fg\n");
+		wait_reading("cat", "cat after fg");
+		pty_write(&t, "after fg\n");
+		pty_until(&t, "after fg\r\nafter fg\r\n", "cat after fg");
+		pty_write(&t, "\x04");
+		pty_until(&t, "tl$ ", "bash's prompt after cat");
+		pty_write(&t, "exit 3\n");
+		st = pty_wait(&t);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 3)
+			fail_msg("bash -i under tnfctl-follow (%s): wait status 0x%x, expected "
+				 "exit 3",
+				 MODE_NAME(modes[m]), st);
+	}
+}
+
 /* python3's REPL: it reads the terminal, Ctrl-C is its KeyboardInterrupt, its exit is ours. */
 static void test_follow_pty_python_repl(void **state)
 {
@@ -929,14 +976,14 @@ static void test_follow_sigterm_tree(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		TL_TEST(test_follow_asan_both_modes),	   TL_TEST(test_follow_static_and_env_i),
-		TL_TEST(test_follow_pid_probe_less),	   TL_TEST(test_follow_errors),
-		TL_TEST(test_follow_missing_library),	   TL_TEST(test_tools_exit_codes),
-		TL_TEST(test_follow_not_root_message),	   TL_TEST(test_follow_pty_cat),
-		TL_TEST(test_follow_pty_python_repl),	   TL_TEST(test_follow_pty_ctrl_z),
-		TL_TEST(test_prex_pty_interactive_target), TL_TEST(test_follow_pty_ctrl_c_tree),
-		TL_TEST(test_follow_sigterm_tree),	   TL_TEST(test_prex_f_pty_ctrl_c_child),
-		TL_FINAL_TEST,
+		TL_TEST(test_follow_asan_both_modes),  TL_TEST(test_follow_static_and_env_i),
+		TL_TEST(test_follow_pid_probe_less),   TL_TEST(test_follow_errors),
+		TL_TEST(test_follow_missing_library),  TL_TEST(test_tools_exit_codes),
+		TL_TEST(test_follow_not_root_message), TL_TEST(test_follow_pty_cat),
+		TL_TEST(test_follow_pty_python_repl),  TL_TEST(test_follow_pty_ctrl_z),
+		TL_TEST(test_follow_pty_shell_jobs),   TL_TEST(test_prex_pty_interactive_target),
+		TL_TEST(test_follow_pty_ctrl_c_tree),  TL_TEST(test_follow_sigterm_tree),
+		TL_TEST(test_prex_f_pty_ctrl_c_child), TL_FINAL_TEST,
 	};
 
 	return tl_run(tests);

@@ -3,9 +3,9 @@
  * TNFCTL_OPEN_NOPROBES and TNFCTL_OPEN_FOREGROUND (Linux extensions of
  * tnfctl_exec_open_flags / tnfctl_pid_open_flags): processes without
  * libtnfprobe (static, no preload, env -i) controlled with every event,
- * the environment left alone, child handles and the re-open after EXEC in
- * the same mode, probe calls refused with NOLIBTNFPROBE, and exec failures
- * that say why (errno).
+ * the environment left alone, child handles, the handle going on after
+ * EXEC and the re-open after EXEC in the same mode, probe calls refused with NOLIBTNFPROBE, and
+ * exec failures that say why (errno).
  */
 #include "testlib.h"
 
@@ -166,6 +166,67 @@ static void test_noprobes_env_unchanged_dl_exec(void **state)
 	tl_expect(p, "ready");
 }
 
+/*
+ * NOPROBES (Linux): the handle goes on after an EXEC, with no close and
+ * re-open: the new image's DLOPEN, an exec from a thread, a fork child's
+ * exec and the EXIT all come on the same handles, and the target is never
+ * in a group-stop (its parent would see one).  A Solaris handle still
+ * refuses to continue after EXEC (BADARG: its probes were the old image's).
+ */
+static void test_noprobes_handle_goes_on_after_exec(void **state)
+{
+	struct tl_proc *p = tl_proc_new(), *q = tl_proc_new();
+	tnfctl_handle_t *h, *child;
+	tnfctl_event_info_t info;
+	tnfctl_event_t evt;
+	pid_t pid;
+
+	(void)state;
+	tl_require_root();
+	tl_assert_err(np_exec_target(p, tl.target, NULL, NP, &h), TNFCTL_ERR_NONE);
+	pid = p->pid;
+	tl_send(p, "execself");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_EXEC);
+	tl_assert_all_stopped(pid, "at the EXEC");
+	tl_send(p, "dlopen libz.so.1");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_DLOPEN);
+	tl_info(h, &info);
+	if (!strstr(info.path, "libz.so.1"))
+		fail_msg("DLOPEN in the new image: path \"%s\", expected libz.so.1", info.path);
+	assert_int_equal(info.pid, pid);
+	tl_send(p, "thread_execself");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_EXEC);
+	tl_assert_all_stopped(pid, "at a thread's EXEC");
+	tl_send(p, "fork_exec /bin/true");
+	tl_expect_event(h, &child, TNFCTL_EVENT_FORK);
+	assert_non_null(child);
+	tl_expect_event(child, NULL, TNFCTL_EVENT_EXEC);
+	tl_expect_event(child, NULL, TNFCTL_EVENT_EXIT);
+	tl_info(child, &info);
+	assert_int_equal(info.exit_status, 0);
+	tl_close(child, TNFCTL_TARG_DEFAULT);
+	tl_send(p, "exit 5");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
+	tl_info(h, &info);
+	assert_int_equal(info.exit_status, 5);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+	tl_expect(p, "ready");
+	tl_expect(p, "ready");
+	tl_expect(p, "dlopen ok");
+	tl_expect(p, "ready");
+	tl_expect(p, "forked");
+	if (!strstr(p->line, "status 0"))
+		fail_msg("the child that exec'd /bin/true: \"%s\", expected status 0", p->line);
+
+	/* The Solaris protocol, unchanged */
+	tl_assert_err(tl_exec_open_target(q, tl.target, NULL, &h), TNFCTL_ERR_NONE);
+	tl_send(q, "execself");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_EXEC);
+	tl_assert_err(tnfctl_continue(h, &evt, NULL), TNFCTL_ERR_BADARG);
+	tl_assert_all_stopped(q->pid, "a Solaris handle after EXEC and a refused continue");
+	tl_close(h, TNFCTL_TARG_KILL);
+}
+
 /* A running process without libtnfprobe: pid_open refuses it, pid_open_flags takes it. */
 static void test_noprobes_pid_open_plain(void **state)
 {
@@ -324,6 +385,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		TL_TEST(test_noprobes_static_exec),
 		TL_TEST(test_noprobes_env_unchanged_dl_exec),
+		TL_TEST(test_noprobes_handle_goes_on_after_exec),
 		TL_TEST(test_noprobes_pid_open_plain),
 		TL_TEST(test_noprobes_env_i),
 		TL_TEST(test_noprobes_missing_library),

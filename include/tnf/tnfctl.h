@@ -595,8 +595,7 @@ uint64_t tnfctl_events_lost(void);
  * Process control without the probe runtime, and the terminal (Linux
  * extensions).  Flags of tnfctl_exec_open_flags() and tnfctl_pid_open_flags();
  * with @flags 0 they behave exactly as tnfctl_exec_open()/tnfctl_pid_open().
- * Child handles from tnfctl_continue() (FORK) inherit their parent's flags;
- * after an EXEC, open the new image with the same flags.
+ * Child handles from tnfctl_continue() (FORK) inherit their parent's flags.
  *
  *  TNFCTL_OPEN_NOPROBES    control a process without libtnfprobe.so.1:
  *                          nothing is added to LD_PRELOAD (the environment is
@@ -621,6 +620,15 @@ uint64_t tnfctl_events_lost(void);
  *                          return TNFCTL_ERR_NOLIBTNFPROBE; trace_attrs_get
  *                          gives targ_pid, TNFCTL_BUF_NONE, no file, tracing
  *                          off; register_funcs succeeds (no probe will come).
+ *                          After an EXEC the handle stays valid: the process
+ *                          is stopped before the new image runs, and the
+ *                          next tnfctl_continue() runs the new image (its
+ *                          DLOPEN/DLCLOSE come as usual), with no close and
+ *                          re-open.  That re-open (close SUSPEND, then
+ *                          pid_open_flags with the same flags) still works,
+ *                          but SUSPEND is a real group-stop that the process's
+ *                          parent sees (waitpid WUNTRACED; a shell reports
+ *                          its job Stopped).
  *  TNFCTL_OPEN_FOREGROUND  exec_open only (pid_open_flags: BADARG): the child
  *                          stays in the caller's process group (the caller's
  *                          job), so it reads the terminal as the caller would,
@@ -669,9 +677,10 @@ uint64_t tnfctl_events_lost(void);
  * tnfctl_pid_open_flags - tnfctl_pid_open() with @flags (only
  * TNFCTL_OPEN_NOPROBES; other bits: BADARG).  Errors as for
  * tnfctl_pid_open() (with NOPROBES never NOTDYNAMIC nor NOLIBTNFPROBE);
- * errno EPERM with ACCES when BPF is not permitted.  After an EXEC event
- * on a NOPROBES handle, close it with SUSPEND and re-open the pid with the
- * same flags: the mode is not remembered across the close.
+ * errno EPERM with ACCES when BPF is not permitted.  A NOPROBES handle
+ * goes on after an EXEC (see TNFCTL_OPEN_NOPROBES); a re-open after a
+ * SUSPEND close needs the same flags again: the mode is not remembered
+ * across the close.
  */
 tnfctl_errcode_t tnfctl_exec_open_flags(const char *pgmname, char *const *argv,
 					char *const *envp, const char *ld_preload,

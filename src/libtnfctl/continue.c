@@ -108,7 +108,9 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 	*evt = rep.event;
 	switch (rep.event) {
 	case TNFCTL_EVENT_EXEC:
-		h->state = TNF_H_EXECED;
+		/* NOPROBES (Linux): the handle goes on in the new image. */
+		if (!(h->open_flags & TNFCTL_OPEN_NOPROBES))
+			h->state = TNF_H_EXECED;
 		break;
 	case TNFCTL_EVENT_EXIT:
 	case TNFCTL_EVENT_TARGGONE:

@@ -370,6 +370,7 @@ static void on_fork_rec(struct target *t, const struct tnf_rec *r)
 			c->phase = PH_CHILD;
 			c->parent = t;
 			c->open_flags = t->open_flags;
+			c->noprobes = t->noprobes;
 			c->tty_intr = t->tty_intr;
 			c->r_state_addr = t->r_state_addr;
 			cth = thr_add(c, r->child);
@@ -740,13 +741,12 @@ static void start_sync(struct target *t, bool check_done)
  * a quiet SYNC stop rather than as a DLOPEN (see op_continue).  A static
  * program, or a loader without _r_debug, has no dl events.
  */
-static void open_noprobes(struct target *t)
+static void noprobes_image(struct target *t)
 {
 	pid_t tid = live_tid(t);
 	struct tnf_maps_info mi;
 	uint64_t r_map = 0;
 
-	end_user_stop(t);
 	t->r_state_addr = 0;
 	t->startup_pending = false;
 	/* Fails for a static program: no ld.so mapped. */
@@ -760,6 +760,12 @@ static void open_noprobes(struct target *t)
 	} else {
 		t->r_state_addr = 0;
 	}
+}
+
+static void open_noprobes(struct target *t)
+{
+	end_user_stop(t);
+	noprobes_image(t);
 	finish_open(t);
 }
 
@@ -1031,6 +1037,7 @@ static void report(struct target *t)
 			break;
 		case TNF_REC_EXEC:
 			rep.event = TNFCTL_EVENT_EXEC;
+			t->new_image = true;
 			break;
 		case TNF_REC_EXEC_FAILED:
 			rep.event = TNFCTL_EVENT_EXEC_FAILED;
@@ -1103,6 +1110,21 @@ static void op_continue(struct target *t, bool want_child, int child_sock)
 		reply_err(t->sock, t->dead ? TNFCTL_ERR_NOPROCESS : TNFCTL_ERR_BADARG);
 		return;
 	}
+	if (t->new_image && !t->noprobes) {
+		/* Its probes are the old image's: close and re-open (Solaris). */
+		if (child_sock >= 0)
+			close(child_sock);
+		reply_err(t->sock, TNFCTL_ERR_BADARG);
+		return;
+	}
+	/*
+	 * NOPROBES: the handle goes on in the new image, still in the ptrace-stop
+	 * at the exec.  A SUSPEND close and re-open would be a group-stop that
+	 * the real parent sees (a shell reports its job Stopped).
+	 */
+	if (t->new_image && !t->dead)
+		noprobes_image(t);
+	t->new_image = false;
 	t->want_child = want_child;
 	t->child_sock = child_sock;
 	t->stop_requested = false;

@@ -67,6 +67,7 @@ struct target {
 	bool keep_stop;	    /* pid_open of a process in someone else's job-control stop */
 	bool noprobes;	     /* TNFCTL_OPEN_NOPROBES: no runtime needed, no rtld sync wait */
 	bool startup_pending; /* NOPROBES: opened before rtld's start-up RT_CONSISTENT */
+	bool new_image;	      /* EXEC reported: the next CONTINUE (NOPROBES) sets the image up */
 	bool tty_intr;	      /* exec_open'd in its own group: a terminal SIGINT is ^C (EINTR) */
 	bool close_cont;    /* PH_CLOSING: SIGCONT once every thread is detached */
 	int close_sig;	    /* PH_CLOSING: SIGSTOP for SUSPEND */

@@ -148,15 +148,23 @@ static double regex_nodes(const char *re)
  * optional item (/((e?){150}){150}/: 7 s).  No cheap rule bounds them all,
  * so a child process tries the regcomp first, for REGEX_COMPILE_SECONDS at
  * most; the regex is compiled here only if the child managed.
+ * With at most one repetition operator no such nesting or copying exists
+ * (the size bound above is enough), so the common regex needs no child.
  * True if it did, or if no child could be made (then it is compiled here).
  */
 #define REGEX_COMPILE_SECONDS 1
 
 static bool regex_compiles_in_time(const char *re)
 {
-	pid_t pid = fork();
-	int st;
+	int st, reps = 0;
+	const char *p;
+	pid_t pid;
 
+	for (p = re; *p; p++)
+		reps += *p == '*' || *p == '+' || *p == '?' || *p == '{';
+	if (reps <= 1)
+		return true;
+	pid = fork();
 	if (pid < 0)
 		return true;
 	if (pid == 0) {
