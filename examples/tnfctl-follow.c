@@ -308,14 +308,23 @@ static void *follow(void *arg)
 		}
 		child = NULL;
 		err = tnfctl_continue(f->h, &evt, &child);
-		if (err != TNFCTL_ERR_NONE) {
+		if (err == TNFCTL_ERR_NOPROCESS) {
+			/* Killed while stopped at an event: only SIGKILL does that. */
+			evt = TNFCTL_EVENT_TARGGONE;
+			memset(&info, 0, sizeof(info));
+			info.pid = f->pid;
+			info.time_ns = now_ns();
+			info.term_signal = SIGKILL;
+			print_line(info.time_ns, info.pid, event_names[evt], NULL, 0, SIGKILL);
+		} else if (err != TNFCTL_ERR_NONE) {
 			msg("pid %d: %s; detached", f->pid, tnfctl_strerror(err));
 			tnfctl_close(f->h, TNFCTL_TARG_RESUME);
 			break;
-		}
-		if (evt == TNFCTL_EVENT_EINTR)
+		} else if (evt == TNFCTL_EVENT_EINTR) {
 			continue; /* stop_sig is checked at the top */
-		print_event(f, evt, &info);
+		} else {
+			print_event(f, evt, &info);
+		}
 		if (evt == TNFCTL_EVENT_FORK && child) {
 			spawn(child, info.child_pid, false, info.time_ns ? info.time_ns : 1);
 		} else if (evt == TNFCTL_EVENT_EXIT || evt == TNFCTL_EVENT_TARGGONE) {

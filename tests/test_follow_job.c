@@ -119,6 +119,65 @@ static void test_follow_asan_both_modes(void **state)
 	}
 }
 
+/*
+ * The root SIGKILLed while it may be stopped at one of its events (a shell
+ * forking in a loop is stopped at each FORK): tnfctl-follow ends by SIGKILL
+ * as the root did.  It used to take the NOPROCESS of tnfctl_continue (the
+ * documented "killed while stopped") for lost control: "detached", exit 1.
+ */
+static void test_follow_root_killed_while_stopped(void **state)
+{
+	char *argv[] = {tl.follow, "--", "/bin/sh", "-c", "while :; do /bin/true; done", NULL};
+	static struct run r;
+	int round, rounds = 20;
+
+	(void)state;
+	tl_require_root();
+	for (round = 0; round < rounds; round++) {
+		int out[2], forks = 0, want = 1 + round % 5;
+		pid_t pid, root = 0;
+		char **env;
+		char *l;
+
+		if (pipe2(out, O_CLOEXEC))
+			abort();
+		env = tl_env_build(NULL);
+		pid = tl_spawn(argv, env, out[1], NULL);
+		free(env);
+		close(out[1]);
+		r.len = 0;
+		while (!root) {
+			struct pollfd pfd = {.fd = out[0], .events = POLLIN};
+			ssize_t n;
+
+			if (poll(&pfd, 1, tl.timeout_ms) <= 0)
+				fail_msg("round %d: no FORK line within %d ms: %.*s", round,
+					 tl.timeout_ms, (int)r.len, r.out);
+			n = read(out[0], r.out + r.len, sizeof(r.out) - 1 - r.len);
+			if (n <= 0)
+				fail_msg("round %d: tnfctl-follow ended early: %.*s", round,
+					 (int)r.len, r.out);
+			r.len += n;
+			r.out[r.len] = '\0';
+			for (forks = 0, l = r.out; (l = strstr(l, " FORK ")); l++)
+				if (++forks == want) {
+					while (l > r.out && l[-1] != '\n')
+						l--;
+					if (sscanf(l, "%*s %d", &root) != 1)
+						fail_msg("round %d: unparsed line: %s", round, l);
+					break;
+				}
+		}
+		kill(root, SIGKILL);
+		collect(&r, out[0], pid);
+		if (!WIFSIGNALED(r.status) || WTERMSIG(r.status) != SIGKILL ||
+		    strstr(r.out, "detached"))
+			fail_msg("round %d: root killed (after its FORK %d): tnfctl-follow's wait "
+				 "status 0x%x, expected SIGKILL; output:\n%s",
+				 round, want, r.status, r.out);
+	}
+}
+
 /* Lines "<ms> <pid> <EVENT> <details>" naming @event with @detail. */
 static int count_lines(const char *out, const char *event, const char *detail)
 {
@@ -976,14 +1035,23 @@ static void test_follow_sigterm_tree(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		TL_TEST(test_follow_asan_both_modes),  TL_TEST(test_follow_static_and_env_i),
-		TL_TEST(test_follow_pid_probe_less),   TL_TEST(test_follow_errors),
-		TL_TEST(test_follow_missing_library),  TL_TEST(test_tools_exit_codes),
-		TL_TEST(test_follow_not_root_message), TL_TEST(test_follow_pty_cat),
-		TL_TEST(test_follow_pty_python_repl),  TL_TEST(test_follow_pty_ctrl_z),
-		TL_TEST(test_follow_pty_shell_jobs),   TL_TEST(test_prex_pty_interactive_target),
-		TL_TEST(test_follow_pty_ctrl_c_tree),  TL_TEST(test_follow_sigterm_tree),
-		TL_TEST(test_prex_f_pty_ctrl_c_child), TL_FINAL_TEST,
+		TL_TEST(test_follow_asan_both_modes),
+		TL_TEST(test_follow_static_and_env_i),
+		TL_TEST(test_follow_pid_probe_less),
+		TL_TEST(test_follow_errors),
+		TL_TEST(test_follow_missing_library),
+		TL_TEST(test_tools_exit_codes),
+		TL_TEST(test_follow_not_root_message),
+		TL_TEST(test_follow_pty_cat),
+		TL_TEST(test_follow_pty_python_repl),
+		TL_TEST(test_follow_pty_ctrl_z),
+		TL_TEST(test_follow_pty_shell_jobs),
+		TL_TEST(test_follow_root_killed_while_stopped),
+		TL_TEST(test_prex_pty_interactive_target),
+		TL_TEST(test_follow_pty_ctrl_c_tree),
+		TL_TEST(test_follow_sigterm_tree),
+		TL_TEST(test_prex_f_pty_ctrl_c_child),
+		TL_FINAL_TEST,
 	};
 
 	return tl_run(tests);

@@ -280,6 +280,8 @@ tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *
  *  EXEC            a successful execve; stopped before the new image's first
  *                  instruction.  The handle is then only good for close;
  *                  SUSPEND then tnfctl_pid_open() controls the new image.
+ *                  (Linux: a TNFCTL_OPEN_NOPROBES handle goes on in the
+ *                  new image instead; see tnfctl_pid_open_flags below.)
  *  FORK            parent stopped at the return of fork/vfork/clone
  *                  (after a vfork with @child_hndl set, the parent thread
  *                  counts as stopped while it waits in the kernel for the
@@ -306,8 +308,10 @@ tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *
  *
  * Errors:
  *  TNFCTL_ERR_BADARG     not a direct handle, NULL @evt, or the handle is
- *                        past an EXEC/EXIT/TARGGONE event.
- *  TNFCTL_ERR_NOPROCESS  the target was killed while stopped.
+ *                        past an EXEC (without TNFCTL_OPEN_NOPROBES),
+ *                        EXIT or TARGGONE event.
+ *  TNFCTL_ERR_NOPROCESS  the target was killed while stopped (only SIGKILL
+ *                        can do that).
  *  TNFCTL_ERR_ALLOCFAIL  no descriptor (RLIMIT_NOFILE) or memory for the
  *                        socket of a FORK child's handle (@child_hndl set;
  *                        the target is still stopped, the handle usable).
