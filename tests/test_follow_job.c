@@ -702,6 +702,23 @@ static pid_t find_live(const char *comm)
 }
 
 /*
+ * @cat, bash's job on @t, reading: Ctrl-Z stops it (bash says so), `fg`
+ * resumes it, it copies a line, and ^D ends it back to the "tl$ " prompt.
+ */
+static void ctrl_z_fg_cat(struct pty_run *t, pid_t cat)
+{
+	pty_write(t, "\x1a");
+	pty_until(t, "Stopped", "bash after Ctrl-Z");
+	wait_stopped(cat, "cat after Ctrl-Z");
+	pty_write(t, "fg\n");
+	wait_reading("cat", "cat after fg");
+	pty_write(t, "after fg\n");
+	pty_until(t, "after fg\r\nafter fg\r\n", "cat after fg");
+	pty_write(t, "\x04");
+	pty_until(t, "tl$ ", "bash's prompt after cat");
+}
+
+/*
  * Ctrl-Z under an interactive bash (a job-control shell: the job's group is
  * not orphaned, so the stop is real): bash reports the job Stopped, cat is
  * in a group-stop, `fg` resumes both and cat reads again.
@@ -748,15 +765,7 @@ static void test_follow_pty_ctrl_z(void **state)
 		pty_write(&t, cmd);
 		wait_reading("cat", MODE_NAME(modes[m]));
 		cat = find_live("cat");
-		pty_write(&t, "\x1a");
-		pty_until(&t, "Stopped", "bash after Ctrl-Z");
-		wait_stopped(cat, "cat after Ctrl-Z");
-		pty_write(&t, "fg\n");
-		wait_reading("cat", "cat after fg");
-		pty_write(&t, "after fg\n");
-		pty_until(&t, "after fg\r\nafter fg\r\n", "cat after fg");
-		pty_write(&t, "\x04");
-		pty_until(&t, "tl$ ", "bash's prompt after cat");
+		ctrl_z_fg_cat(&t, cat);
 		pty_write(&t, "exit $?\n");
 		st = pty_wait(&t);
 		if (!WIFEXITED(st) || WEXITSTATUS(st))
@@ -794,15 +803,7 @@ static void test_follow_pty_shell_jobs(void **state)
 		cat = find_live("cat");
 		pty_write(&t, "typed line\n");
 		pty_until(&t, "typed line\r\ntyped line\r\n", "cat, bash's job");
-		pty_write(&t, "\x1a");
-		pty_until(&t, "Stopped", "bash after Ctrl-Z");
-		wait_stopped(cat, "cat after Ctrl-Z");
-		pty_write(&t, "fg\n");
-		wait_reading("cat", "cat after fg");
-		pty_write(&t, "after fg\n");
-		pty_until(&t, "after fg\r\nafter fg\r\n", "cat after fg");
-		pty_write(&t, "\x04");
-		pty_until(&t, "tl$ ", "bash's prompt after cat");
+		ctrl_z_fg_cat(&t, cat);
 		pty_write(&t, "exit 3\n");
 		st = pty_wait(&t);
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 3)
