@@ -227,6 +227,64 @@ static void test_continue_out_of_descriptors(void **state)
 	tl_close(h, TNFCTL_TARG_DEFAULT);
 }
 
+/* The lowest descriptor number @pid has free. */
+static int lowest_free_fd(pid_t pid)
+{
+	char path[64];
+	int fd;
+
+	for (fd = 0;; fd++) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
+		if (access(path, F_OK))
+			return fd;
+	}
+}
+
+/*
+ * The same in the tracer helper: the child handle's socket, passed to it
+ * over SCM_RIGHTS, cannot be installed there.  ALLOCFAIL, the target still
+ * stopped; it used to be taken as "no child handle wanted": the child was
+ * let go untraced and the FORK lost or its handle dead (INTERNAL).
+ */
+static void test_continue_helper_out_of_descriptors(void **state)
+{
+	struct rlimit rl, low;
+	tnfctl_handle_t *h, *child = NULL;
+	tnfctl_event_t evt;
+	struct tl_proc *p;
+	tnfctl_errcode_t err;
+	pid_t helper;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 1);
+	h = tl_pid_open(p->pid);
+	helper = tl_tracer_pid(p->pid);
+	assert_true(helper > 0);
+	assert_int_equal(prlimit(helper, RLIMIT_NOFILE, NULL, &rl), 0);
+	low = rl;
+	low.rlim_cur = lowest_free_fd(helper);
+	assert_int_equal(prlimit(helper, RLIMIT_NOFILE, &low, NULL), 0);
+	tl_send(p, "fork 3");
+	err = tnfctl_continue(h, &evt, &child);
+	assert_int_equal(prlimit(helper, RLIMIT_NOFILE, &rl, NULL), 0);
+	tl_assert_err(err, TNFCTL_ERR_ALLOCFAIL);
+	assert_null(child);
+	tl_assert_all_stopped(p->pid,
+			      "the target after a continue the helper had no descriptor for");
+	tl_expect_event(h, &child, TNFCTL_EVENT_FORK);
+	assert_non_null(child);
+	tl_expect_event(child, NULL, TNFCTL_EVENT_EXIT);
+	tl_close(child, TNFCTL_TARG_DEFAULT);
+	tl_send(p, "exit 0");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+	tl_expect(p, "child");
+	tl_expect(p, "forked");
+	if (!strstr(p->line, "status 3"))
+		fail_msg("the child: \"%s\", expected status 3", p->line);
+}
+
 /* Whether the running kernel's BTF has the kfunc (the library probes it so). */
 static int kernel_has_send_signal_task(void)
 {
@@ -297,6 +355,7 @@ int main(void)
 		TL_TEST(test_no_events_lost),
 		TL_TEST(test_forced_kfunc_refused_without_kernel),
 		TL_TEST(test_continue_out_of_descriptors),
+		TL_TEST(test_continue_helper_out_of_descriptors),
 		TL_FINAL_TEST,
 	};
 

@@ -312,8 +312,10 @@ tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *
  *                        EXIT or TARGGONE event.
  *  TNFCTL_ERR_NOPROCESS  the target was killed while stopped (only SIGKILL
  *                        can do that).
- *  TNFCTL_ERR_ALLOCFAIL  no descriptor (RLIMIT_NOFILE) or memory for the
- *                        socket of a FORK child's handle (@child_hndl set;
+ *  TNFCTL_ERR_ALLOCFAIL  no descriptor (RLIMIT_NOFILE, in the caller or in
+ *                        the tracer helper, which inherits the caller's
+ *                        limit) or memory for the socket of a FORK child's
+ *                        handle (@child_hndl set;
  *                        the target is still stopped, the handle usable).
  *                        Each handle holds one descriptor.
  *  TNFCTL_ERR_INTERNAL   the tracer helper failed.

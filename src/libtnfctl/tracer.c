@@ -1373,6 +1373,11 @@ static void on_handle_sock(int sock)
 	}
 	switch (req.op) {
 	case TNF_OP_CONTINUE:
+		/* The child handle's socket was not installed here (RLIMIT_NOFILE). */
+		if (req.arg && fd < 0) {
+			reply_err(sock, TNFCTL_ERR_ALLOCFAIL);
+			break;
+		}
 		op_continue(t, req.arg != 0, fd);
 		fd = -1;
 		break;
