@@ -736,15 +736,14 @@ static void start_sync(struct target *t, bool check_done)
  * NOPROBES: the open ends where the target is stopped now (for exec_open,
  * at the first instruction of the new image); nothing waits for rtld.  With
  * ld.so mapped, its notifications still give DLOPEN/DLCLOSE; when rtld has
- * not started yet (r_map still 0), its start-up RT_CONSISTENT is taken as
- * a quiet SYNC stop rather than as a DLOPEN (see op_continue).  A static
+ * not started loading yet (tnf_rtld_started), its start-up RT_CONSISTENT
+ * is taken as a quiet SYNC stop rather than as a DLOPEN (see op_continue).  A static
  * program, or a loader without _r_debug, has no dl events.
  */
 static void open_noprobes(struct target *t)
 {
 	pid_t tid = live_tid(t);
 	struct tnf_maps_info mi;
-	uint64_t r_map = 0;
 
 	end_user_stop(t);
 	t->r_state_addr = 0;
@@ -752,8 +751,7 @@ static void open_noprobes(struct target *t)
 	/* Fails for a static program: no ld.so mapped. */
 	if (!tnf_proc_maps(tid, &mi) && !tnf_rtld_locate(tid, &mi, &t->r_state_addr) &&
 	    !tnf_events_attach_rtld(mi.ldso_path)) {
-		if (tnf_proc_read(tid, t->r_state_addr - 16, &r_map, sizeof(r_map)) == 0 &&
-		    !r_map) {
+		if (tnf_rtld_started(tid, t->r_state_addr) == 0) {
 			t->startup_pending = true;
 			t->sync_seen = false;
 		}
