@@ -629,6 +629,36 @@ static void test_pid_open_job_stopped_target(void **state)
 }
 
 /*
+ * A process that has exited and is not yet reaped (a zombie: /proc and
+ * kill(pid, 0) still answer for it) is no process to open: NOPROCESS, with
+ * and without NOPROBES.  (tnfctl-follow's pid_open after an EXEC meets one
+ * when the tree's SIGTERM kills the process between close and open; a
+ * handle on it would wait for events forever.)
+ */
+static void test_pid_open_zombie_noprocess(void **state)
+{
+	tnfctl_handle_t *h = (tnfctl_handle_t *)&h;
+	siginfo_t si;
+	pid_t pid;
+
+	(void)state;
+	tl_require_root();
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	tl_track_pid(pid);
+	memset(&si, 0, sizeof(si));
+	/* WNOWAIT: it stays a zombie. */
+	assert_int_equal(waitid(P_PID, pid, &si, WEXITED | WNOWAIT), 0);
+	assert_int_equal(si.si_pid, pid);
+	tl_assert_err(tnfctl_pid_open(pid, &h), TNFCTL_ERR_NOPROCESS);
+	tl_assert_err(tnfctl_pid_open_flags(pid, TNFCTL_OPEN_NOPROBES, &h), TNFCTL_ERR_NOPROCESS);
+	assert_ptr_equal(h, (tnfctl_handle_t *)&h);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+}
+
+/*
  * tl_target with libtnfprobe.so.1 preloaded, stopped by libtl_audit.so in
  * ld.so's start-up before its first RT_ADD: r_map is set and every link map
  * RT_CONSISTENT, but nothing is loaded yet.
@@ -730,6 +760,7 @@ int main(void)
 		TL_TEST(test_pid_open_static_notdynamic),
 		TL_TEST(test_pid_open_without_libtnfprobe),
 		TL_TEST(test_pid_open_job_stopped_target),
+		TL_TEST(test_pid_open_zombie_noprocess),
 		TL_TEST(test_pid_open_in_rtld_startup),
 		TL_TEST(test_pid_open_noprobes_in_rtld_startup),
 		TL_FINAL_TEST,

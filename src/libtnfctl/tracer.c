@@ -807,6 +807,21 @@ static int check_attachable(pid_t pid, bool noprobes)
 	return dyn == 1 ? TNFCTL_ERR_NONE : TNFCTL_ERR_NOTDYNAMIC;
 }
 
+/*
+ * A zombie leader is kept only for the threads it leaves running: with none
+ * seized the process has ended (a zombie not yet reaped, e.g. killed while
+ * SUSPENDed; some kernels, 6.1, still open its /proc/PID/mem).
+ */
+static bool live_thread_seized(struct target *t)
+{
+	struct thr *th;
+
+	for (th = t->thrs; th; th = th->next)
+		if (!th->zombie)
+			return true;
+	return false;
+}
+
 /* PTRACE_SEIZE every thread, again until no new thread shows up. */
 static int seize_all(struct target *t)
 {
@@ -873,7 +888,7 @@ static int seize_all(struct target *t)
 		}
 		closedir(d);
 	}
-	return TNFCTL_ERR_NONE;
+	return live_thread_seized(t) ? TNFCTL_ERR_NONE : TNFCTL_ERR_NOPROCESS;
 }
 
 /*
