@@ -950,7 +950,7 @@ static void test_full_ring_watch_and_stopping(void **state)
 	}
 	/* the stopping mode: the followers own the handles from here */
 	st_spawn(h, root);
-	if (st_wait_followers(120000)) {
+	if (st_wait_followers(6 * tl.timeout_ms)) {
 		tnfctl_watch_close(w);
 		fail_msg("the followers did not all end");
 	}

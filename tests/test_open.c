@@ -628,6 +628,112 @@ static void test_pid_open_job_stopped_target(void **state)
 	tl_expect(p, "pong");
 }
 
+/*
+ * A process that has exited and is not yet reaped (a zombie: /proc and
+ * kill(pid, 0) still answer for it) is no process to open: NOPROCESS, with
+ * and without NOPROBES.  (tnfctl-follow's pid_open after an EXEC meets one
+ * when the tree's SIGTERM kills the process between close and open; a
+ * handle on it would wait for events forever.)
+ */
+static void test_pid_open_zombie_noprocess(void **state)
+{
+	tnfctl_handle_t *h = (tnfctl_handle_t *)&h;
+	siginfo_t si;
+	pid_t pid;
+
+	(void)state;
+	tl_require_root();
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	tl_track_pid(pid);
+	memset(&si, 0, sizeof(si));
+	/* WNOWAIT: it stays a zombie. */
+	assert_int_equal(waitid(P_PID, pid, &si, WEXITED | WNOWAIT), 0);
+	assert_int_equal(si.si_pid, pid);
+	tl_assert_err(tnfctl_pid_open(pid, &h), TNFCTL_ERR_NOPROCESS);
+	tl_assert_err(tnfctl_pid_open_flags(pid, TNFCTL_OPEN_NOPROBES, &h), TNFCTL_ERR_NOPROCESS);
+	assert_ptr_equal(h, (tnfctl_handle_t *)&h);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+}
+
+/*
+ * tl_target with libtnfprobe.so.1 preloaded, stopped by libtl_audit.so in
+ * ld.so's start-up before its first RT_ADD: r_map is set and every link map
+ * RT_CONSISTENT, but nothing is loaded yet.
+ */
+static struct tl_proc *start_in_rtld_startup(void)
+{
+	struct tl_proc *p = tl_proc_new();
+	char cfd[16], rfd[16], pre[PATH_MAX + 16], audit[PATH_MAX + 64];
+	char *argv[] = {tl.target, cfd, rfd, NULL};
+	const char *extra[] = {pre, audit, NULL};
+	int keep[3], st = 0;
+	char **env;
+	pid_t pid;
+
+	snprintf(cfd, sizeof(cfd), "%d", p->t_cmd_r);
+	snprintf(rfd, sizeof(rfd), "%d", p->t_reply_w);
+	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", tl.probe);
+	snprintf(audit, sizeof(audit), "LD_AUDIT=%s/tests/solibs/libtl_audit.so", tl.bdir);
+	keep[0] = p->t_cmd_r;
+	keep[1] = p->t_reply_w;
+	keep[2] = -1;
+	env = tl_env_build(extra);
+	pid = tl_spawn(argv, env, -1, keep);
+	free(env);
+	tl_proc_handed_over(p);
+	tl_proc_set_pid(p, pid);
+	assert_int_equal(tl_waitpid_timeout(pid, &st, WUNTRACED, tl.timeout_ms), pid);
+	if (!WIFSTOPPED(st))
+		fail_msg("the audited target did not stop in start-up: wait status 0x%x", st);
+	return p;
+}
+
+/*
+ * pid_open of a process in ld.so's start-up (just exec'd, as a pid_open
+ * racing an exec can find it) runs it to the rtld sync point: its
+ * LD_PRELOAD libtnfprobe.so.1 is about to be loaded, not missing.
+ */
+static void test_pid_open_in_rtld_startup(void **state)
+{
+	struct tl_proc *p;
+	tnfctl_handle_t *h;
+
+	(void)state;
+	tl_require_root();
+	p = start_in_rtld_startup();
+	h = tl_pid_open(p->pid);
+	tl_assert_all_stopped(p->pid, "after pid_open in rtld start-up");
+	tl_close(h, TNFCTL_TARG_RESUME);
+	tl_expect(p, "ready");
+	tl_send(p, "ping");
+	tl_expect(p, "pong");
+}
+
+/*
+ * The same with NOPROBES: the open ends at once, and rtld's start-up
+ * RT_CONSISTENT is no DLOPEN; the first event is the exit.
+ */
+static void test_pid_open_noprobes_in_rtld_startup(void **state)
+{
+	tnfctl_event_info_t info;
+	tnfctl_handle_t *h;
+	struct tl_proc *p;
+
+	(void)state;
+	tl_require_root();
+	p = start_in_rtld_startup();
+	tl_assert_err(tnfctl_pid_open_flags(p->pid, TNFCTL_OPEN_NOPROBES, &h), TNFCTL_ERR_NONE);
+	tl_track_handle(h);
+	tl_send(p, "exit 3");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
+	tl_info(h, &info);
+	assert_int_equal(info.exit_status, 3);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -654,6 +760,9 @@ int main(void)
 		TL_TEST(test_pid_open_static_notdynamic),
 		TL_TEST(test_pid_open_without_libtnfprobe),
 		TL_TEST(test_pid_open_job_stopped_target),
+		TL_TEST(test_pid_open_zombie_noprocess),
+		TL_TEST(test_pid_open_in_rtld_startup),
+		TL_TEST(test_pid_open_noprobes_in_rtld_startup),
 		TL_FINAL_TEST,
 	};
 

@@ -432,17 +432,41 @@ int tnf_rtld_namespaces(pid_t pid, uint64_t r_state_addr, uint64_t *rd, int max)
 }
 
 /*
+ * 1 once rtld's start-up has begun loading objects, 0 before, -1 on error.
+ * dl_main sets r_map (and RT_CONSISTENT) well before its first RT_ADD, with
+ * only the executable, ld.so's own map second, and the vDSO linked: not yet
+ * started either.  Later ld.so is never second: the vDSO, preloads and
+ * DT_NEEDED objects come first (struct r_debug: r_ldbase at offset 32;
+ * struct link_map: l_addr at 0, l_next at 24).
+ */
+int tnf_rtld_started(pid_t pid, uint64_t r_state_addr)
+{
+	uint64_t r_map, ldbase, second, l_addr;
+
+	if (tnf_proc_read(pid, r_state_addr - 16, &r_map, sizeof(r_map)) ||
+	    tnf_proc_read(pid, r_state_addr + 8, &ldbase, sizeof(ldbase)))
+		return -1;
+	if (!r_map)
+		return 0;
+	if (tnf_proc_read(pid, r_map + 24, &second, sizeof(second)))
+		return -1;
+	if (!second)
+		return 1;
+	if (tnf_proc_read(pid, second, &l_addr, sizeof(l_addr)))
+		return -1;
+	return l_addr != ldbase;
+}
+
+/*
  * 1 when start-up is done and the link map of every namespace is
  * consistent (no thread is in the middle of adding or removing objects),
  * 0 if not, -1 on error.
  */
 int tnf_rtld_consistent(pid_t pid, uint64_t r_state_addr)
 {
-	uint64_t r_map, rd[TNF_RTLD_MAX_NS];
+	uint64_t rd[TNF_RTLD_MAX_NS];
 	int i, n, state;
 
-	if (tnf_proc_read(pid, r_state_addr - 16, &r_map, sizeof(r_map)))
-		return -1;
 	n = tnf_rtld_namespaces(pid, r_state_addr, rd, TNF_RTLD_MAX_NS);
 	if (n < 0)
 		return -1;
@@ -452,7 +476,7 @@ int tnf_rtld_consistent(pid_t pid, uint64_t r_state_addr)
 		if (state != 0)
 			return 0;
 	}
-	return r_map != 0;
+	return tnf_rtld_started(pid, r_state_addr);
 }
 
 /*

@@ -737,23 +737,21 @@ static void start_sync(struct target *t, bool check_done)
  * NOPROBES: the open ends where the target is stopped now (for exec_open,
  * at the first instruction of the new image); nothing waits for rtld.  With
  * ld.so mapped, its notifications still give DLOPEN/DLCLOSE; when rtld has
- * not started yet (r_map still 0), its start-up RT_CONSISTENT is taken as
- * a quiet SYNC stop rather than as a DLOPEN (see op_continue).  A static
+ * not started loading yet (tnf_rtld_started), its start-up RT_CONSISTENT
+ * is taken as a quiet SYNC stop rather than as a DLOPEN (see op_continue).  A static
  * program, or a loader without _r_debug, has no dl events.
  */
 static void noprobes_image(struct target *t)
 {
 	pid_t tid = live_tid(t);
 	struct tnf_maps_info mi;
-	uint64_t r_map = 0;
 
 	t->r_state_addr = 0;
 	t->startup_pending = false;
 	/* Fails for a static program: no ld.so mapped. */
 	if (!tnf_proc_maps(tid, &mi) && !tnf_rtld_locate(tid, &mi, &t->r_state_addr) &&
 	    !tnf_events_attach_rtld(mi.ldso_path)) {
-		if (tnf_proc_read(tid, t->r_state_addr - 16, &r_map, sizeof(r_map)) == 0 &&
-		    !r_map) {
+		if (tnf_rtld_started(tid, t->r_state_addr) == 0) {
 			t->startup_pending = true;
 			t->sync_seen = false;
 		}
@@ -813,6 +811,21 @@ static int check_attachable(pid_t pid, bool noprobes)
 	dyn = tnf_elf_is_dynamic(fd);
 	close(fd);
 	return dyn == 1 ? TNFCTL_ERR_NONE : TNFCTL_ERR_NOTDYNAMIC;
+}
+
+/*
+ * A zombie leader is kept only for the threads it leaves running: with none
+ * seized the process has ended (a zombie not yet reaped, e.g. killed while
+ * SUSPENDed; some kernels, 6.1, still open its /proc/PID/mem).
+ */
+static bool live_thread_seized(struct target *t)
+{
+	struct thr *th;
+
+	for (th = t->thrs; th; th = th->next)
+		if (!th->zombie)
+			return true;
+	return false;
 }
 
 /* PTRACE_SEIZE every thread, again until no new thread shows up. */
@@ -881,7 +894,7 @@ static int seize_all(struct target *t)
 		}
 		closedir(d);
 	}
-	return TNFCTL_ERR_NONE;
+	return live_thread_seized(t) ? TNFCTL_ERR_NONE : TNFCTL_ERR_NOPROCESS;
 }
 
 /*

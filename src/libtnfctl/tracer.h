@@ -142,6 +142,7 @@ int tnf_proc_maps(pid_t pid, struct tnf_maps_info *mi);
 int tnf_proc_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 /* rtld: &_r_debug.r_state, and whether start-up is complete. */
 int tnf_rtld_locate(pid_t pid, const struct tnf_maps_info *mi, uint64_t *r_state_addr);
+int tnf_rtld_started(pid_t pid, uint64_t r_state_addr);
 int tnf_rtld_consistent(pid_t pid, uint64_t r_state_addr);
 int tnf_rtld_namespaces(pid_t pid, uint64_t r_state_addr, uint64_t *rd, int max);
 int tnf_rtld_last_object(pid_t pid, uint64_t r_state_addr, char *buf, size_t len);
