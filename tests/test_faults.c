@@ -227,8 +227,8 @@ static void test_controller_killed_at_random(void **state)
 			b_none++;
 		}
 		tl_reap_children();
-		snprintf(what, sizeof(what), "run %d, after the controller died in %s (cycle %d)", run,
-			 phase_names[shm->phase], shm->cycles);
+		snprintf(what, sizeof(what), "run %d, after the controller died in %s (cycle %d)",
+			 run, phase_names[shm->phase], shm->cycles);
 		assert_nothing_stopped(what);
 		/* the attached target runs on, untraced, and so does its fork loop */
 		tl_assert_running(a->pid, "attached target after the controller died");
@@ -417,7 +417,8 @@ static void test_target_killed_at_random(void **state)
 			p->used = 0;
 		}
 	}
-	print_message("# target killed: %d runs (TL_SEED %u, %d exec_open, %d pid_open, a pid_open took %d ms), %d FORK "
+	print_message("# target killed: %d runs (TL_SEED %u, %d exec_open, %d pid_open, a pid_open "
+		      "took %d ms), %d FORK "
 		      "events on the way, longest call %lld ms, %d s; outcomes:",
 		      runs, seed0, exec_runs, runs - exec_runs, open_ms, events, longest,
 		      (int)((tl_now_ms() - t0) / 1000));
@@ -649,7 +650,8 @@ static void test_pid_reuse_new_owner_forks(void **state)
 	assert_int_equal(tl_waitpid_timeout(n, &st, WUNTRACED, tl.timeout_ms), n);
 	if (WIFSTOPPED(st))
 		fail_msg("pid %d, reused by an untraced process, was stopped by signal %d when it "
-			 "forked", n, WSTOPSIG(st));
+			 "forked",
+			 n, WSTOPSIG(st));
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 	tl_close(h, TNFCTL_TARG_DEFAULT);
@@ -781,8 +783,9 @@ static unsigned long long proc_start_ticks(pid_t pid)
 	assert_true(tl_read_file(path, buf, sizeof(buf)) > 0);
 	p = strrchr(buf, ')');
 	assert_non_null(p);
-	assert_int_equal(sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
-				       "%*d %*d %*d %*d %*d %llu",
+	assert_int_equal(sscanf(p + 1,
+				" %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
+				"%*d %*d %*d %*d %*d %llu",
 				&t),
 			 1);
 	return t;

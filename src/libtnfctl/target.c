@@ -263,8 +263,9 @@ unsigned long long tnf_proc_starttime(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	f = stat_fields(path, buf, sizeof(buf));
 	/* fields 3..22: state ... starttime */
-	if (!f || sscanf(f, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-			    "%*d %*d %llu",
+	if (!f || sscanf(f,
+			 "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+			 "%*d %*d %llu",
 			 &start) != 1)
 		return 0;
 	return start;

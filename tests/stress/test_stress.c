@@ -324,7 +324,8 @@ static int cmp_double(const void *a, const void *b)
 static void test_dlopen_cycles_threads(void **state)
 {
 	static double ctor_ms[100000];
-	int cycles = size("TL_STRESS_DL", 100, 1000), ticks = 10, nthr = tl_env_int("TL_STRESS_DL_THREADS", 4),
+	int cycles = size("TL_STRESS_DL", 100, 1000), ticks = 10,
+	    nthr = tl_env_int("TL_STRESS_DL_THREADS", 4),
 	    per = size("TL_STRESS_DL_EVENTS", 2000, 20000);
 	char file[PATH_MAX], cmd[PATH_MAX + 16];
 	struct thr_seen seen = {0};
@@ -351,7 +352,8 @@ static void test_dlopen_cycles_threads(void **state)
 	assert_non_null(out);
 	h = start(&p);
 	trace_path(file, sizeof(file), "dlstress");
-	tl_assert_err(tnfctl_buffer_alloc(h, file, tl_env_int("TL_STRESS_DL_BUF", 32 << 20)), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_buffer_alloc(h, file, tl_env_int("TL_STRESS_DL_BUF", 32 << 20)),
+		      TNFCTL_ERR_NONE);
 	created_probes = 0;
 	tl_assert_err(tnfctl_register_funcs(h, enable_new, NULL), TNFCTL_ERR_NONE);
 	/*
