@@ -434,28 +434,35 @@ int tnf_rtld_namespaces(pid_t pid, uint64_t r_state_addr, uint64_t *rd, int max)
 
 /*
  * 1 once rtld's start-up has begun loading objects, 0 before, -1 on error.
- * dl_main sets r_map (and RT_CONSISTENT) well before its first RT_ADD, with
- * only the executable, ld.so's own map second, and the vDSO linked: not yet
- * started either.  Later ld.so is never second: the vDSO, preloads and
- * DT_NEEDED objects come first (struct r_debug: r_ldbase at offset 32;
- * struct link_map: l_addr at 0, l_next at 24).
+ * dl_main sets r_map (and RT_CONSISTENT) well before its first RT_ADD,
+ * while the chain is the executable, maybe the vDSO, and then ld.so's own
+ * map, linked second: not started in any of these.  Once objects are
+ * loaded, ld.so's map is in the chain and never second (the vDSO, preloads
+ * and DT_NEEDED objects come before it).  struct r_debug: r_ldbase at
+ * offset 32; struct link_map: l_addr at 0, l_next at 24.
  */
+#define RTLD_CHAIN_MAX 65536
+
 int tnf_rtld_started(pid_t pid, uint64_t r_state_addr)
 {
-	uint64_t r_map, ldbase, second, l_addr;
+	uint64_t r_map, ldbase, lm, l_addr;
+	int pos;
 
 	if (tnf_proc_read(pid, r_state_addr - 16, &r_map, sizeof(r_map)) ||
 	    tnf_proc_read(pid, r_state_addr + 8, &ldbase, sizeof(ldbase)))
 		return -1;
-	if (!r_map)
-		return 0;
-	if (tnf_proc_read(pid, r_map + 24, &second, sizeof(second)))
-		return -1;
-	if (!second)
-		return 1;
-	if (tnf_proc_read(pid, second, &l_addr, sizeof(l_addr)))
-		return -1;
-	return l_addr != ldbase;
+	if (!r_map || tnf_proc_read(pid, r_map + 24, &lm, sizeof(lm)))
+		return r_map ? -1 : 0;
+	for (pos = 2; lm && pos < RTLD_CHAIN_MAX; pos++) {
+		if (tnf_proc_read(pid, lm, &l_addr, sizeof(l_addr)))
+			return -1;
+		if (l_addr == ldbase)
+			return pos > 2;
+		if (tnf_proc_read(pid, lm + 24, &lm, sizeof(lm)))
+			return -1;
+	}
+	/* ld.so not linked yet; a chain that long has long started */
+	return pos >= RTLD_CHAIN_MAX;
 }
 
 /*
