@@ -673,6 +673,12 @@ static struct tl_proc *start_in_rtld_startup(void)
 	char **env;
 	pid_t pid;
 
+	if (tl_env_int("SANITIZE", 0) == 1) {
+		/* ASan's runtime must be the first object loaded; the audit module is */
+		print_message("skipped: the target is built with ASan, which cannot start "
+			      "under LD_AUDIT\n");
+		skip();
+	}
 	snprintf(cfd, sizeof(cfd), "%d", p->t_cmd_r);
 	snprintf(rfd, sizeof(rfd), "%d", p->t_reply_w);
 	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", tl.probe);
