@@ -53,8 +53,8 @@ static void collect(struct run *r, int fd, pid_t pid)
 	r->status = tl_reap(pid);
 }
 
-/* tnfctl-follow ARGS (NULL-terminated, up to 24) with stdout+stderr on a pipe. */
-static void follow_pipe(struct run *r, const char *mode, char *const *args)
+/* Starts tnfctl-follow [MODE] ARGS (NULL-terminated) with stdout+stderr on *@fd. */
+static pid_t follow_start(const char *mode, char *const *args, int *fd)
 {
 	char *argv[32], **env;
 	int out[2], i = 0, j;
@@ -72,7 +72,17 @@ static void follow_pipe(struct run *r, const char *mode, char *const *args)
 	pid = tl_spawn(argv, env, out[1], NULL);
 	free(env);
 	close(out[1]);
-	collect(r, out[0], pid);
+	*fd = out[0];
+	return pid;
+}
+
+/* tnfctl-follow ARGS (NULL-terminated, up to 24) with stdout+stderr on a pipe. */
+static void follow_pipe(struct run *r, const char *mode, char *const *args)
+{
+	int fd;
+	pid_t pid = follow_start(mode, args, &fd);
+
+	collect(r, fd, pid);
 }
 
 static void expect_exit(const struct run *r, int code, const char *what, const char *mode)
@@ -127,24 +137,18 @@ static void test_follow_asan_both_modes(void **state)
  */
 static void test_follow_root_killed_while_stopped(void **state)
 {
-	char *argv[] = {tl.follow, "--", "/bin/sh", "-c", "while :; do /bin/true; done", NULL};
+	char *args[] = {"--", "/bin/sh", "-c", "while :; do /bin/true; done", NULL};
 	static struct run r;
 	int round, rounds = 20;
 
 	(void)state;
 	tl_require_root();
 	for (round = 0; round < rounds; round++) {
-		int out[2], forks = 0, want = 1 + round % 5;
+		int out[1], forks = 0, want = 1 + round % 5;
 		pid_t pid, root = 0;
-		char **env;
 		char *l;
 
-		if (pipe2(out, O_CLOEXEC))
-			abort();
-		env = tl_env_build(NULL);
-		pid = tl_spawn(argv, env, out[1], NULL);
-		free(env);
-		close(out[1]);
+		pid = follow_start(NULL, args, &out[0]);
 		r.len = 0;
 		while (!root) {
 			struct pollfd pfd = {.fd = out[0], .events = POLLIN};
