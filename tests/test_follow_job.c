@@ -855,17 +855,30 @@ static void test_follow_pty_python_repl(void **state)
  * prompt back (Solaris prex), and `continue` gives the terminal back.
  */
 /*
- * @follow: prex -f of `sh -c cat`: cat is a followed child whose image prex
+ * PREX_F: prex -f of `sh -c cat`: cat is a followed child whose image prex
  * re-opened after its exec; the terminal's ^C is prex's for it too (it was
- * delivered to cat, which died of it).
+ * delivered to cat, which died of it).  PREX_F_BLOCKED: prex -f of
+ * `sigint_block cat`, whose parent blocks SIGINT: the ^C stays queued in
+ * the parent while cat takes it; prex stops the parent too, and the queued
+ * SIGINT, delivered once the parent unblocks it after cat's end, is that
+ * ^C again: not a new stop (once "target processes stopped" came at
+ * every continue, the shell's queued ^C), and not the parent's death.
  */
-static void prex_pty_cat(bool follow)
+enum prex_pty_kind {
+	PREX_ONE,
+	PREX_F,
+	PREX_F_BLOCKED
+};
+
+static void prex_pty_cat(enum prex_pty_kind kind)
 {
 	struct winsize ws = {.ws_row = 24, .ws_col = 200};
-	char prex[PATH_MAX + 16], home[64], **env;
+	char prex[PATH_MAX + 16], blocker[PATH_MAX + 32], home[64], **env;
 	char *argv1[] = {prex, "-o", NULL, "cat", NULL};
 	char *argvf[] = {prex, "-f", "-o", NULL, "sh", "-c", "cat; echo cat rc=$?", NULL};
-	char **argv = follow ? argvf : argv1;
+	char *argvb[] = {prex, "-f", "-o", NULL, blocker, "cat", NULL};
+	char **argv = kind == PREX_ONE ? argv1 : kind == PREX_F ? argvf : argvb;
+	bool follow = kind != PREX_ONE;
 	char trace[64], homevar[80];
 	const char *extra[] = {homevar, NULL};
 	static struct pty_run t;
@@ -874,6 +887,7 @@ static void prex_pty_cat(bool follow)
 
 	tl_require_root();
 	snprintf(prex, sizeof(prex), "%s/prex", tl.bdir);
+	snprintf(blocker, sizeof(blocker), "%s/tests/helpers/sigint_block", tl.bdir);
 	snprintf(trace, sizeof(trace), "/tmp/tl-fj-prex-%d.tnf", getpid());
 	snprintf(home, sizeof(home), "/tmp/tl-fj-home-%d", getpid());
 	snprintf(homevar, sizeof(homevar), "HOME=%s", home); /* no ~/.prexrc */
@@ -916,9 +930,12 @@ static void prex_pty_cat(bool follow)
 	pty_write(&t, "again\n");
 	pty_until(&t, "again\r\nagain\r\n", "cat under prex after a second continue");
 	pty_write(&t, "\x04");
-	if (follow) {
+	if (kind == PREX_F) {
 		/* then prex ends with the tree */
 		pty_until(&t, "cat rc=0", "cat's end under prex -f (not killed by the ^C)");
+	} else if (kind == PREX_F_BLOCKED) {
+		pty_until(&t, "unblocked, child status 0",
+			  "the SIGINT-blocking parent's end under prex -f (no second stop)");
 	} else {
 		pty_until(&t, "target process exited", "cat's end under prex");
 	}
@@ -932,13 +949,19 @@ static void prex_pty_cat(bool follow)
 static void test_prex_pty_interactive_target(void **state)
 {
 	(void)state;
-	prex_pty_cat(false);
+	prex_pty_cat(PREX_ONE);
 }
 
 static void test_prex_f_pty_ctrl_c_child(void **state)
 {
 	(void)state;
-	prex_pty_cat(true);
+	prex_pty_cat(PREX_F);
+}
+
+static void test_prex_f_pty_ctrl_c_queued_in_parent(void **state)
+{
+	(void)state;
+	prex_pty_cat(PREX_F_BLOCKED);
 }
 
 /* Live (not zombie) processes named @comm in our subtree. */
@@ -1056,6 +1079,7 @@ int main(void)
 		TL_TEST(test_follow_pty_ctrl_c_tree),
 		TL_TEST(test_follow_sigterm_tree),
 		TL_TEST(test_prex_f_pty_ctrl_c_child),
+		TL_TEST(test_prex_f_pty_ctrl_c_queued_in_parent),
 		TL_FINAL_TEST,
 	};
 

@@ -648,6 +648,11 @@ uint64_t tnfctl_events_lost(void);
  *                          tcsetpgrp, as prex does while it runs) is taken as
  *                          the controller's ^C: not delivered, and
  *                          tnfctl_continue returns EINTR with it stopped.
+ *                          One ^C reaches every process of the group: the
+ *                          SIGINT still queued in one (stopped first, or
+ *                          blocking SIGINT) when its tnfctl_continue returned
+ *                          EINTR is that ^C, dropped when it comes out, not
+ *                          another EINTR.
  *  TNFCTL_OPEN_EXEC_FAILED also return TNFCTL_EVENT_EXEC_FAILED for an execve
  *                          that failed (the target is stopped at the return of
  *                          the call; tnfctl_event_exec_get() gives the errno).

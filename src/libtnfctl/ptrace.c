@@ -5,6 +5,7 @@
  * PTRACE_EVENT_STOP and PTRACE_INTERRUPT/PTRACE_LISTEN are available.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/ptrace.h>
 #include "tracer.h"
@@ -150,4 +151,44 @@ bool thr_all_stopped(struct target *t)
 			return false;
 	}
 	return true;
+}
+
+/* A terminal SIGINT (si_code SI_KERNEL) in @tid's queue, or its process's. */
+static bool tty_sigint_queued(pid_t tid, unsigned int flags)
+{
+	struct __ptrace_peeksiginfo_args args = {.flags = flags, .nr = 1};
+	siginfo_t si;
+
+	/* Standard signals do not queue: one SIGINT at most per queue. */
+	for (args.off = 0; args.off < 64; args.off++) {
+		if (ptrace(PTRACE_PEEKSIGINFO, tid, &args, &si) != 1)
+			return false;
+		if (si.si_signo == SIGINT)
+			return si.si_code == SI_KERNEL;
+	}
+	return false;
+}
+
+/*
+ * The stopped target has a terminal SIGINT queued, not yet delivered (it
+ * was stopped for the ^C another process of the group took, or it blocks
+ * SIGINT).
+ */
+bool thr_tty_sigint_pending(struct target *t)
+{
+	struct thr *th;
+	bool shared_done = false;
+
+	for (th = t->thrs; th; th = th->next) {
+		if (!th->stopped || th->detached || th->zombie || th->vanished)
+			continue;
+		if (tty_sigint_queued(th->tid, 0))
+			return true;
+		if (!shared_done) {
+			shared_done = true;
+			if (tty_sigint_queued(th->tid, PTRACE_PEEKSIGINFO_SHARED))
+				return true;
+		}
+	}
+	return false;
 }

@@ -597,6 +597,10 @@ static void on_stop(struct target *t, struct thr *th, int status)
 	} else if (sig == SIGCONT && t->expect_sigcont > 0) {
 		t->expect_sigcont--;
 		th->pending_sig = 0;
+	} else if (sig == SIGINT && t->tty_sigint_seen && sig_from_tty(th->tid)) {
+		/* The ^C of the last EINTR, queued here when we stopped it. */
+		t->tty_sigint_seen = false;
+		th->pending_sig = 0;
 	} else if (sig == SIGINT && t->tty_intr && t->phase == PH_RUNNING &&
 		   sig_from_tty(th->tid)) {
 		/*
@@ -1074,6 +1078,13 @@ static void report(struct target *t)
 	} else {
 		rep.event = TNFCTL_EVENT_EINTR;
 	}
+	/*
+	 * One ^C reaches every process of the group: one stopped before taking
+	 * it takes it at the next CONTINUE, which is no new ^C.
+	 */
+	if (t->tty_intr && !t->dead)
+		t->tty_sigint_seen = (rep.event == TNFCTL_EVENT_EINTR || t->tty_sigint_seen) &&
+				     thr_tty_sigint_pending(t);
 	if (t->child_sock >= 0) {
 		close(t->child_sock);
 		t->child_sock = -1;

@@ -69,6 +69,7 @@ struct target {
 	bool startup_pending; /* NOPROBES: opened before rtld's start-up RT_CONSISTENT */
 	bool new_image;	      /* EXEC reported: the next CONTINUE (NOPROBES) sets the image up */
 	bool tty_intr;	      /* exec_open'd in its own group: a terminal SIGINT is ^C (EINTR) */
+	bool tty_sigint_seen; /* stopped for a ^C with that ^C's SIGINT still queued: swallow it */
 	bool close_cont;    /* PH_CLOSING: SIGCONT once every thread is detached */
 	int close_sig;	    /* PH_CLOSING: SIGSTOP for SUSPEND */
 	int close_reply;    /* PH_CLOSING: error to reply once detached, or -1 */
@@ -116,6 +117,7 @@ int thr_resume(struct thr *th);
 int thr_detach(struct thr *th, int sig);
 int thr_setoptions(struct thr *th, unsigned long opts);
 bool thr_all_stopped(struct target *t);
+bool thr_tty_sigint_pending(struct target *t);
 unsigned long tnf_ptrace_opts(bool exitkill, bool fork_opts);
 
 /* target.c: /proc and target memory */
