@@ -257,13 +257,19 @@ static struct {
 
 static void rr_fail(const char *fmt, ...)
 {
+	int e = errno;
 	va_list ap;
+	size_t n;
 
 	pthread_mutex_lock(&rr.lock);
 	if (!rr.failures++) {
 		va_start(ap, fmt);
 		vsnprintf(rr.first, sizeof(rr.first), fmt, ap);
 		va_end(ap);
+		/* INTERNAL: the library's errno says how the link to its helper failed. */
+		n = strlen(rr.first);
+		if (strstr(rr.first, "INTERNAL"))
+			snprintf(rr.first + n, sizeof(rr.first) - n, " (errno: %s)", strerror(e));
 	}
 	pthread_mutex_unlock(&rr.lock);
 }

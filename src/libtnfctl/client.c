@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -355,12 +356,29 @@ void tnf_client_note_lost(uint64_t lost)
 		;
 }
 
+/* TNFCTL_DEBUG: why a call to the helper failed (INTERNAL says no more). */
+static void link_dbg(const struct tnfctl_handle *h, const char *what, ssize_t n)
+{
+	int e = errno;
+
+	if (getenv("TNFCTL_DEBUG"))
+		fprintf(stderr, "libtnfctl: pid %d: %s %s\n", (int)h->pid, what,
+			n == 0	? "failed: the helper closed the handle"
+			: n > 0 ? "failed: short packet"
+				: strerror(e));
+	errno = e;
+}
+
 tnfctl_errcode_t tnf_client_wait(struct tnfctl_handle *h, struct tnf_rep *rep)
 {
 	ssize_t n = tnf_recv(h->sock, rep, sizeof(*rep), NULL);
 
-	if (n != (ssize_t)sizeof(*rep))
+	if (n != (ssize_t)sizeof(*rep)) {
+		if (n >= 0)
+			errno = n ? EPROTO : ECONNRESET;
+		link_dbg(h, "reply", n);
 		return TNFCTL_ERR_INTERNAL;
+	}
 	tnf_client_note_lost(rep->lost);
 	return TNFCTL_ERR_NONE;
 }
@@ -370,8 +388,10 @@ tnfctl_errcode_t tnf_client_call(struct tnfctl_handle *h, const struct tnf_req *
 {
 	tnfctl_errcode_t err;
 
-	if (tnf_send(h->sock, req, sizeof(*req), fd))
+	if (tnf_send(h->sock, req, sizeof(*req), fd)) {
+		link_dbg(h, "request", -1);
 		return TNFCTL_ERR_INTERNAL;
+	}
 	do
 		err = tnf_client_wait(h, rep);
 	while (err == TNFCTL_ERR_NONE && rep->kind != TNF_REP_DONE);

@@ -188,6 +188,7 @@ static void target_destroy(struct target *t)
 	struct target **pp;
 	struct tevent *e;
 
+	dbg("%d: target freed (phase %d, sock %d)\n", t->tgid, t->phase, t->sock);
 	release_event_children(t);
 	for (pp = &targets; *pp; pp = &(*pp)->next)
 		if (*pp == t) {
@@ -1091,6 +1092,7 @@ static void report(struct target *t)
 	}
 	t->stop_requested = false;
 	t->phase = PH_IDLE;
+	dbg("%d: event %d reported (sock %d)\n", t->tgid, rep.event, t->sock);
 	send_rep(t->sock, &rep);
 }
 
@@ -1586,6 +1588,7 @@ int tnf_tracer_main(int sock)
 		reap_all();
 		evaluate_all();
 	}
+	dbg("exiting\n");
 	tnf_events_unload();
 	return 0;
 }
