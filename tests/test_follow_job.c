@@ -646,7 +646,7 @@ static int waits_for_input(long nr)
  * blocks in select() sees it only at the next key (CPython's readline loop
  * checks signals when select() fails with EINTR): ^C must come after.
  */
-static void wait_reading(const char *comm, const char *what)
+static void wait_reading_drain(struct pty_run *t, const char *comm, const char *what)
 {
 	long long end = tl_now_ms() + tl.timeout_ms;
 
@@ -668,11 +668,42 @@ static void wait_reading(const char *comm, const char *what)
 		free(ps);
 		if (found)
 			return;
-		if (tl_now_ms() > end)
+		if (tl_now_ms() > end) {
+			char desc[1024];
+
+			n = tl_subtree(&ps);
+			for (i = 0; i < n; i++)
+				print_error("  %s\n", tl_describe(ps[i].pid, desc, sizeof(desc)));
+			free(ps);
+			if (t) {
+				t->buf[t->len] = '\0';
+				print_error("pty output: \"%s\"\n",
+					    t->len > 2000 ? t->buf + t->len - 2000 : t->buf);
+			}
 			fail_msg("%s: no %s waiting for input within %d ms", what, comm,
 				 tl.timeout_ms);
+		}
+		if (t) {
+			/* Keep the pty drained: a writer blocked on a full pty holds the tree. */
+			struct pollfd pfd = {.fd = t->master, .events = POLLIN};
+			ssize_t r;
+
+			if (poll(&pfd, 1, 2) > 0) {
+				if (t->len >= sizeof(t->buf) - 4096)
+					t->len = 0;
+				r = read(t->master, t->buf + t->len, sizeof(t->buf) - 1 - t->len);
+				if (r > 0)
+					t->len += r;
+			}
+			continue;
+		}
 		poll(&none, 0, 2);
 	}
+}
+
+static void wait_reading(const char *comm, const char *what)
+{
+	wait_reading_drain(NULL, comm, what);
 }
 
 /* Waits until @pid is in a job-control stop (state T or t, as /proc shows it). */
@@ -867,36 +898,38 @@ static void test_follow_pty_python_repl(void **state)
 enum prex_pty_kind {
 	PREX_ONE,
 	PREX_F,
-	PREX_F_BLOCKED
+	PREX_F_BLOCKED,
+	PREX_F_BLOCKED_EXEC,
 };
 
-static void prex_pty_cat(enum prex_pty_kind kind)
+static char prex_home[64], prex_trace[64];
+
+/*
+ * prex @args (after the program name; "@trace" stands for a trace file in
+ * /tmp) on a new pty, in a home without ~/.prexrc, up to its first prompt.
+ */
+static void prex_pty_start(struct pty_run *t, const char *const *args)
 {
 	struct winsize ws = {.ws_row = 24, .ws_col = 200};
-	char prex[PATH_MAX + 16], blocker[PATH_MAX + 32], home[64], **env;
-	char *argv1[] = {prex, "-o", NULL, "cat", NULL};
-	char *argvf[] = {prex, "-f", "-o", NULL, "sh", "-c", "cat; echo cat rc=$?", NULL};
-	char *argvb[] = {prex, "-f", "-o", NULL, blocker, "cat", NULL};
-	char **argv = kind == PREX_ONE ? argv1 : kind == PREX_F ? argvf : argvb;
-	bool follow = kind != PREX_ONE;
-	char trace[64], homevar[80];
+	char prex[PATH_MAX + 16], homevar[80], *argv[16], **env;
 	const char *extra[] = {homevar, NULL};
-	static struct pty_run t;
 	pid_t pid;
-	int st;
+	int i;
 
 	tl_require_root();
 	snprintf(prex, sizeof(prex), "%s/prex", tl.bdir);
-	snprintf(blocker, sizeof(blocker), "%s/tests/helpers/sigint_block", tl.bdir);
-	snprintf(trace, sizeof(trace), "/tmp/tl-fj-prex-%d.tnf", getpid());
-	snprintf(home, sizeof(home), "/tmp/tl-fj-home-%d", getpid());
-	snprintf(homevar, sizeof(homevar), "HOME=%s", home); /* no ~/.prexrc */
-	argv[follow ? 3 : 2] = trace;
-	mkdir(home, 0700);
+	snprintf(prex_trace, sizeof(prex_trace), "/tmp/tl-fj-prex-%d.tnf", getpid());
+	snprintf(prex_home, sizeof(prex_home), "/tmp/tl-fj-home-%d", getpid());
+	snprintf(homevar, sizeof(homevar), "HOME=%s", prex_home);
+	argv[0] = prex;
+	for (i = 0; args[i] && i < 14; i++)
+		argv[i + 1] = strcmp(args[i], "@trace") ? (char *)args[i] : prex_trace;
+	argv[i + 1] = NULL;
+	mkdir(prex_home, 0700);
 	env = tl_env_build(extra);
 	fflush(stdout);
 	fflush(stderr);
-	pid = forkpty(&t.master, NULL, NULL, &ws);
+	pid = forkpty(&t->master, NULL, NULL, &ws);
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		sigset_t none;
@@ -905,17 +938,45 @@ static void prex_pty_cat(enum prex_pty_kind kind)
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
-		if (chdir(home))
+		if (chdir(prex_home))
 			_exit(126);
 		execve(argv[0], argv, env);
 		_exit(127);
 	}
 	free(env);
-	tl_set_cloexec(t.master, 1);
+	tl_set_cloexec(t->master, 1);
 	tl_track_pid(pid);
-	t.pid = pid;
-	t.len = 0;
-	pty_until(&t, "prex> ", "prex's first prompt");
+	t->pid = pid;
+	t->len = 0;
+	pty_until(t, "prex> ", "prex's first prompt");
+}
+
+/* prex's end: it must exit 0; its files are removed. */
+static void prex_pty_end(struct pty_run *t)
+{
+	int st = pty_wait(t);
+
+	unlink(prex_trace);
+	rmdir(prex_home);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail_msg("prex: wait status 0x%x, expected exit 0", st);
+}
+
+static void prex_pty_cat(enum prex_pty_kind kind)
+{
+	char blocker[PATH_MAX + 32];
+	const char *args1[] = {"-o", "@trace", "cat", NULL};
+	const char *argsf[] = {"-f", "-o", "@trace", "sh", "-c", "cat; echo cat rc=$?", NULL};
+	const char *argsb[] = {"-f", "-o", "@trace", blocker, "cat", NULL};
+	const char *argsx[] = {"-f", "-o", "@trace", blocker, "--exec", "cat", NULL};
+	bool follow = kind != PREX_ONE;
+	static struct pty_run t;
+
+	snprintf(blocker, sizeof(blocker), "%s/tests/helpers/sigint_block", tl.bdir);
+	prex_pty_start(&t, kind == PREX_ONE	    ? args1
+			   : kind == PREX_F	    ? argsf
+			   : kind == PREX_F_BLOCKED ? argsb
+						    : argsx);
 	pty_write(&t, "continue\n");
 	wait_reading("cat", "cat under prex");
 	pty_write(&t, "typed line\n");
@@ -933,17 +994,13 @@ static void prex_pty_cat(enum prex_pty_kind kind)
 	if (kind == PREX_F) {
 		/* then prex ends with the tree */
 		pty_until(&t, "cat rc=0", "cat's end under prex -f (not killed by the ^C)");
-	} else if (kind == PREX_F_BLOCKED) {
+	} else if (kind == PREX_F_BLOCKED || kind == PREX_F_BLOCKED_EXEC) {
 		pty_until(&t, "unblocked, child status 0",
 			  "the SIGINT-blocking parent's end under prex -f (no second stop)");
 	} else {
 		pty_until(&t, "target process exited", "cat's end under prex");
 	}
-	st = pty_wait(&t);
-	unlink(trace);
-	rmdir(home);
-	if (!WIFEXITED(st) || WEXITSTATUS(st))
-		fail_msg("prex: wait status 0x%x, expected exit 0", st);
+	prex_pty_end(&t);
 }
 
 static void test_prex_pty_interactive_target(void **state)
@@ -962,6 +1019,71 @@ static void test_prex_f_pty_ctrl_c_queued_in_parent(void **state)
 {
 	(void)state;
 	prex_pty_cat(PREX_F_BLOCKED);
+}
+
+/* The same, the parent unblocking SIGINT in a new image (prex re-opens it after the exec). */
+static void test_prex_f_pty_ctrl_c_queued_across_exec(void **state)
+{
+	(void)state;
+	prex_pty_cat(PREX_F_BLOCKED_EXEC);
+}
+
+/*
+ * prex -f of a shell whose background subshell forks /bin/true in a loop
+ * while it reads lines: each ^C lands somewhere in a fork (dash vforks).
+ * Every ^C must stop the tree and give the prompt (a vfork parent waiting
+ * for its stopped child once hung prex for good), and after `continue` the
+ * tree must run on: a line typed then is read by the shell (a copy of the
+ * ^C still queued in a process stopped by the ^C, a fork child not yet
+ * continued or a vfork parent, once stopped the tree again at `continue`,
+ * and the line went to prex).
+ */
+static void prex_pty_ctrl_c_forking(const char *shell)
+{
+	const char *args[] = {"-f",
+			      "-o",
+			      "@trace",
+			      shell,
+			      "-c",
+			      "(while :; do /bin/true; done) & "
+			      "while read x; do echo \"got $x\"; done; kill $!",
+			      NULL};
+	static struct pty_run t;
+	char line[32], what[96];
+	int i, rounds = 15;
+
+	prex_pty_start(&t, args);
+	pty_write(&t, "continue\n");
+	for (i = 0; i < rounds; i++) {
+		snprintf(line, sizeof(line), "line%d\n", i);
+		snprintf(what, sizeof(what), "%s round %d: the line read after continue", shell, i);
+		/* The shell has the terminal once it reads (prex gives it at continue). */
+		wait_reading_drain(&t, strrchr(shell, '/') + 1, what);
+		pty_write(&t, line);
+		line[strlen(line) - 1] = '\0';
+		snprintf(line, sizeof(line), "got line%d", i);
+		pty_until(&t, line, what);
+		pty_write(&t, "\x03");
+		snprintf(what, sizeof(what), "%s round %d: ^C", shell, i);
+		pty_until(&t, "stopped", what);
+		pty_until(&t, "prex> ", what);
+		pty_write(&t, "continue\n");
+	}
+	wait_reading_drain(&t, strrchr(shell, '/') + 1, "the shell's end");
+	pty_write(&t, "\x04");
+	prex_pty_end(&t);
+}
+
+static void test_prex_f_pty_ctrl_c_forking_dash(void **state)
+{
+	(void)state;
+	prex_pty_ctrl_c_forking("/bin/sh");
+}
+
+static void test_prex_f_pty_ctrl_c_forking_bash(void **state)
+{
+	(void)state;
+	prex_pty_ctrl_c_forking("/bin/bash");
 }
 
 /* Live (not zombie) processes named @comm in our subtree. */
@@ -1080,6 +1202,9 @@ int main(void)
 		TL_TEST(test_follow_sigterm_tree),
 		TL_TEST(test_prex_f_pty_ctrl_c_child),
 		TL_TEST(test_prex_f_pty_ctrl_c_queued_in_parent),
+		TL_TEST(test_prex_f_pty_ctrl_c_queued_across_exec),
+		TL_TEST(test_prex_f_pty_ctrl_c_forking_dash),
+		TL_TEST(test_prex_f_pty_ctrl_c_forking_bash),
 		TL_FINAL_TEST,
 	};
 

@@ -68,8 +68,9 @@ unsigned long tnf_ptrace_opts(bool exitkill, bool fork_opts)
 
 	if (exitkill)
 		o |= PTRACE_O_EXITKILL;
+	/* VFORK_DONE: a vfork parent, which no PTRACE_INTERRUPT stops, stops again here. */
 	if (fork_opts)
-		o |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+		o |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE;
 	return o;
 }
 
@@ -180,8 +181,16 @@ bool thr_tty_sigint_pending(struct target *t)
 	bool shared_done = false;
 
 	for (th = t->thrs; th; th = th->next) {
-		if (!th->stopped || th->detached || th->zombie || th->vanished)
+		if (th->detached || th->zombie || th->vanished)
 			continue;
+		/* Running or waiting in vfork, not in a ptrace-stop: only /proc can tell (any
+		 * sender). */
+		if (!th->stopped) {
+			if (!shared_done && tnf_proc_sig_queued(t->tgid, SIGINT))
+				return true;
+			shared_done = true;
+			continue;
+		}
 		if (tty_sigint_queued(th->tid, 0))
 			return true;
 		if (!shared_done) {

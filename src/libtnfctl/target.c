@@ -227,8 +227,8 @@ bool tnf_proc_kthread(pid_t pid)
 	return status_field(pid, "Kthread") == 1;
 }
 
-/* A SIGSTOP queued for the whole process (e.g. by a SUSPEND close) and not yet acted on. */
-bool tnf_proc_sigstop_pending(pid_t pid)
+/* @sig queued for the whole process @pid (not yet acted on), from /proc/PID/status ShdPnd. */
+bool tnf_proc_sig_queued(pid_t pid, int sig)
 {
 	char path[64], line[256];
 	bool pending = false;
@@ -240,11 +240,17 @@ bool tnf_proc_sigstop_pending(pid_t pid)
 		return false;
 	while (fgets(line, sizeof(line), f))
 		if (!strncmp(line, "ShdPnd:", 7)) {
-			pending = strtoull(line + 7, NULL, 16) & (1ULL << (SIGSTOP - 1));
+			pending = strtoull(line + 7, NULL, 16) & (1ULL << (sig - 1));
 			break;
 		}
 	fclose(f);
 	return pending;
+}
+
+/* A SIGSTOP queued for the whole process (e.g. by a SUSPEND close) and not yet acted on. */
+bool tnf_proc_sigstop_pending(pid_t pid)
+{
+	return tnf_proc_sig_queued(pid, SIGSTOP);
 }
 
 /* In a job-control stop, or with one on its way (a SIGSTOP queued for the process). */

@@ -540,6 +540,23 @@ static void on_exec_stop(struct target *t, pid_t tid)
 		thr_resume(th);
 }
 
+/*
+ * @t took a ^C.  The terminal sent it to its whole process group at once:
+ * where it is still queued (a fork child not yet continued, a handle
+ * between two calls, a process at an event stop) it is that ^C when it
+ * comes out, the controller stops the others anyway.
+ */
+static void ctrl_c_to_group(struct target *t)
+{
+	pid_t pg = getpgid(t->tgid);
+	struct target *c;
+
+	for (c = targets; c; c = c->next)
+		if (c != t && c->tty_intr && !c->dead && getpgid(c->tgid) == pg &&
+		    thr_tty_sigint_pending(c))
+			c->tty_sigint_seen = true;
+}
+
 static void on_stop(struct target *t, struct thr *th, int status)
 {
 	int sig = WSTOPSIG(status), ev = status >> 16;
@@ -568,6 +585,18 @@ static void on_stop(struct target *t, struct thr *th, int status)
 		drain_records();
 		if (ev == PTRACE_EVENT_CLONE && tnf_proc_tgid(msg) == t->tgid)
 			thr_add(t, msg);
+		/*
+		 * Once resumed it waits for the child's exec or exit, where no
+		 * PTRACE_INTERRUPT can stop it: it counts as stopped until its
+		 * VFORK_DONE stop (a ^C stop with the child stopped would wait for
+		 * ever).
+		 */
+		if (ev == PTRACE_EVENT_VFORK)
+			th->in_vfork = true;
+		return;
+	}
+	if (ev == PTRACE_EVENT_VFORK_DONE) {
+		th->in_vfork = false;
 		return;
 	}
 	if (ev == PTRACE_EVENT_EXEC) {
@@ -611,6 +640,16 @@ static void on_stop(struct target *t, struct thr *th, int status)
 		 */
 		th->pending_sig = 0;
 		t->stop_requested = true;
+		ctrl_c_to_group(t);
+	} else if (sig == SIGINT && t->tty_intr &&
+		   (t->phase == PH_OPEN_STOP || t->phase == PH_SYNC_WAIT) &&
+		   sig_from_tty(th->tid)) {
+		/*
+		 * Being re-opened (after its exec): the ^C is still the
+		 * controller's, taken by the rest of the group; not the death
+		 * of this process.
+		 */
+		th->pending_sig = 0;
 	} else {
 		th->pending_sig = sig;
 	}
@@ -679,6 +718,9 @@ static void finish_open(struct target *t)
 	}
 	if (mi.has_libc)
 		tnf_events_attach_libc(mi.libc_path);
+	/* Re-opened after its exec: a queued terminal SIGINT is from a ^C the old handle took. */
+	if (t->tty_intr)
+		t->tty_sigint_seen = thr_tty_sigint_pending(t);
 	tnf_events_track(t->tgid, 0, t->r_state_addr);
 	t->bpf_flags = 0;
 	t->phase = PH_IDLE;
@@ -1012,6 +1054,10 @@ static bool head_ready(struct target *t)
 static void bind_child(struct target *t, struct target *c)
 {
 	c->parent = NULL;
+	/* A terminal SIGINT queued at its birth was sent to the group in the fork: the parent's ^C.
+	 */
+	if (c->tty_intr)
+		c->tty_sigint_seen = thr_tty_sigint_pending(c);
 	if (t->want_child && t->child_sock >= 0) {
 		c->sock = t->child_sock;
 		t->child_sock = -1;
