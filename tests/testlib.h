@@ -110,6 +110,8 @@ struct tl_state {
 	int timeout_ms;
 	int test_timeout_s;
 	int inited;
+	/* tnfctl-tracer helpers reaped dead of a signal other than SIGKILL */
+	int tracer_crashes;
 	/* build artefacts (absolute) */
 	char bdir[PATH_MAX];
 	char target[PATH_MAX];
@@ -632,12 +634,30 @@ static inline int tl_wait_tracers_gone(int timeout_ms, int *found)
 	return alive;
 }
 
+/*
+ * Reaps our zombie children.  A tnfctl-tracer helper that died of a signal
+ * other than SIGKILL (the teardown's) crashed: the test saw it only as an
+ * INTERNAL (ECONNRESET); it is named here and fails the teardown.
+ */
 static inline void tl_reap_children(void)
 {
+	struct tl_pinfo pi;
+	siginfo_t si;
 	int st;
 
-	while (waitpid(-1, &st, WNOHANG | __WALL) > 0)
-		;
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) || !si.si_pid)
+			break;
+		if (si.si_code != CLD_EXITED && si.si_status != SIGKILL &&
+		    !tl_read_pinfo(si.si_pid, &pi) && !strcmp(pi.comm, "tnfctl-tracer")) {
+			print_error("ERROR: tnfctl-tracer %d died of signal %d (%s)\n",
+				    (int)si.si_pid, si.si_status, strsignal(si.si_status));
+			__atomic_add_fetch(&tl.tracer_crashes, 1, __ATOMIC_SEQ_CST);
+		}
+		if (waitpid(si.si_pid, &st, WNOHANG | __WALL) <= 0)
+			break;
+	}
 }
 
 /*
@@ -1646,6 +1666,10 @@ static inline int tl_teardown(void **state)
 			    left, msg);
 		return -1;
 	}
+	if (__atomic_exchange_n(&tl.tracer_crashes, 0, __ATOMIC_SEQ_CST)) {
+		print_error("ERROR: a tnfctl-tracer helper crashed during the test\n");
+		return -1;
+	}
 	return 0;
 }
 
@@ -1681,8 +1705,8 @@ static inline void tl_test_no_leftovers(void **state)
 #define TL_TEST(fn)   cmocka_unit_test_setup_teardown(fn, tl_setup, tl_teardown)
 #define TL_FINAL_TEST cmocka_unit_test(tl_test_no_leftovers)
 /* TL_FILTER=PATTERN runs only the tests whose names match (cmocka's * and ?). */
-#define tl_run(tests)                                                              \
-	(getenv("TL_FILTER") ? cmocka_set_test_filter(getenv("TL_FILTER")) : (void)0, \
+#define tl_run(tests)                                                                              \
+	(getenv("TL_FILTER") ? cmocka_set_test_filter(getenv("TL_FILTER")) : (void)0,              \
 	 cmocka_run_group_tests(tests, tl_group_setup, tl_group_teardown))
 
 #endif /* TESTLIB_H */

@@ -35,7 +35,7 @@ int tnf_send(int sock, const void *buf, size_t len, int fd)
 }
 
 /* Returns the packet length, 0 on EOF, -1 on error (errno set). */
-ssize_t tnf_recv(int sock, void *buf, size_t len, int *fd)
+static ssize_t recv_flags(int sock, void *buf, size_t len, int *fd, int flags)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -51,7 +51,7 @@ ssize_t tnf_recv(int sock, void *buf, size_t len, int *fd)
 	msg.msg_control = u.buf;
 	msg.msg_controllen = sizeof(u.buf);
 	do
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | flags);
 	while (n < 0 && errno == EINTR);
 	if (n <= 0)
 		return n;
@@ -67,4 +67,19 @@ ssize_t tnf_recv(int sock, void *buf, size_t len, int *fd)
 		}
 	}
 	return n;
+}
+
+ssize_t tnf_recv(int sock, void *buf, size_t len, int *fd)
+{
+	return recv_flags(sock, buf, len, fd, 0);
+}
+
+/*
+ * The helper's: an epoll batch can hold a stale event for a socket closed
+ * earlier in the batch whose number a new handle's socket took; blocking
+ * there would stall every target until that handle's first request.
+ */
+ssize_t tnf_recv_nowait(int sock, void *buf, size_t len, int *fd)
+{
+	return recv_flags(sock, buf, len, fd, MSG_DONTWAIT);
 }

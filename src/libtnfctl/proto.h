@@ -68,5 +68,6 @@ enum tnf_rep_flag {
 /* ipc.c */
 int tnf_send(int sock, const void *buf, size_t len, int fd);
 ssize_t tnf_recv(int sock, void *buf, size_t len, int *fd);
+ssize_t tnf_recv_nowait(int sock, void *buf, size_t len, int *fd);
 
 #endif

@@ -10,6 +10,7 @@
  * SIGSTOP with no record is the user's and is delivered.
  */
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <dirent.h>
 #include <sched.h>
@@ -1410,7 +1411,7 @@ static void on_handle_sock(int sock)
 	int fd = -1;
 	ssize_t n;
 
-	n = tnf_recv(sock, &req, sizeof(req), &fd);
+	n = tnf_recv_nowait(sock, &req, sizeof(req), &fd);
 	if (n != (ssize_t)sizeof(req)) {
 		if (fd >= 0)
 			close(fd);
@@ -1492,7 +1493,7 @@ static void on_main_sock(void)
 {
 	struct tnf_req req;
 	int fd = -1;
-	ssize_t n = tnf_recv(main_sock, &req, sizeof(req), &fd);
+	ssize_t n = tnf_recv_nowait(main_sock, &req, sizeof(req), &fd);
 
 	if (n == (ssize_t)sizeof(req) && req.op == TNF_OP_NEW_HANDLE && fd >= 0) {
 		watch_fd(fd);
@@ -1512,6 +1513,41 @@ static void on_main_sock(void)
 }
 
 /* ---- set-up and loop ---------------------------------------------------- */
+
+/*
+ * A crash of the helper shows to the controller only as a closed socket
+ * (INTERNAL, ECONNRESET); say which signal it was, with a backtrace, on
+ * stderr (kept only with TNFCTL_DEBUG).
+ */
+static void on_fatal(int sig)
+{
+	void *frames[64];
+	char msg[64];
+	int n, len;
+
+	len = snprintf(msg, sizeof(msg), "tnfctl-tracer: fatal signal %d\n", sig);
+	if (write(2, msg, len) < 0) {
+		/* nothing more to do */
+	}
+	n = backtrace(frames, 64);
+	backtrace_symbols_fd(frames, n, 2);
+	raise(sig); /* SA_RESETHAND: dies of it, as it would have */
+}
+
+static void setup_fatal(void)
+{
+	static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+	struct sigaction sa;
+	void *frame;
+	size_t i;
+
+	backtrace(&frame, 1); /* loads libgcc now, not in the handler */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fatal;
+	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
 
 static void setup_process(int sock)
 {
@@ -1539,6 +1575,7 @@ static void setup_process(int sock)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			signal(sig, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
+	setup_fatal();
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigaddset(&set, SIGINT);
@@ -1571,9 +1608,12 @@ static bool drain_signals(void)
 	struct signalfd_siginfo si;
 	bool quit = false;
 
-	while (read(sigfd, &si, sizeof(si)) == sizeof(si))
-		if (si.ssi_signo != SIGCHLD)
-			quit = true;
+	while (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			continue;
+		dbg("signal %u from pid %u: releasing every target\n", si.ssi_signo, si.ssi_pid);
+		quit = true;
+	}
 	return quit;
 }
 
