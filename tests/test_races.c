@@ -277,7 +277,28 @@ static void rr_fail(const char *fmt, ...)
 struct follower {
 	tnfctl_handle_t *h;
 	int root;
+	/* what it is blocked in, for a hung round's note */
+	const char *volatile stage;
+	volatile pid_t pid;
+	struct follower *next; /* rr.followers, under rr.lock */
 };
+
+static struct follower *followers;
+
+/* "PID in STAGE" of every live follower, for a hung round's note. */
+static void followers_describe(char *msg, size_t msz)
+{
+	struct follower *f;
+	size_t off = strlen(msg);
+
+	pthread_mutex_lock(&rr.lock);
+	for (f = followers; f && off + 2 < msz; f = f->next) {
+		snprintf(msg + off, msz - off, "%s%d in %s", off ? "; " : "", (int)f->pid,
+			 f->stage);
+		off = strlen(msg);
+	}
+	pthread_mutex_unlock(&rr.lock);
+}
 
 static void follower_start(tnfctl_handle_t *h, int root);
 
@@ -288,11 +309,14 @@ static void *follower_fn(void *arg)
 	tnfctl_event_info_t info;
 	tnfctl_errcode_t err;
 	tnfctl_event_t evt;
+	struct follower **pp;
 	int exec_next = 0;
 	pid_t pid;
 
 	for (;;) {
 		child = NULL;
+		f->pid = tl_targ_pid(h);
+		f->stage = "tnfctl_continue";
 		err = tnfctl_continue(h, &evt, &child);
 		if (err) {
 			rr_fail("tnfctl_continue: TNFCTL_ERR_%s", tl_err_name(err));
@@ -316,6 +340,7 @@ static void *follower_fn(void *arg)
 			 */
 			follower_start(child, 0);
 			/* The parent's probes are of an image gone: BADARG, as after EXEC. */
+			f->stage = "tnfctl_check_libs after FORK";
 			err = tnfctl_check_libs(h);
 			if (err == TNFCTL_ERR_BADARG) {
 				exec_next = 1;
@@ -330,10 +355,12 @@ static void *follower_fn(void *arg)
 			__atomic_add_fetch(&rr.execs, 1, __ATOMIC_RELAXED);
 			exec_next = 0;
 			pid = tl_targ_pid(h);
+			f->stage = "tnfctl_close(SUSPEND) after EXEC";
 			err = tnfctl_close(h, TNFCTL_TARG_SUSPEND);
 			if (err)
 				rr_fail("close(SUSPEND) after EXEC: TNFCTL_ERR_%s",
 					tl_err_name(err));
+			f->stage = "tnfctl_pid_open after EXEC";
 			err = tnfctl_pid_open(pid, &h);
 			if (err) {
 				rr_fail("tnfctl_pid_open after EXEC: TNFCTL_ERR_%s",
@@ -349,6 +376,7 @@ static void *follower_fn(void *arg)
 			if (f->root)
 				rr.root_code = evt == TNFCTL_EVENT_EXIT ? info.exit_status
 									: 1000 + info.term_signal;
+			f->stage = "tnfctl_close after EXIT";
 			err = tnfctl_close(h, TNFCTL_TARG_DEFAULT);
 			if (err)
 				rr_fail("close after %s: TNFCTL_ERR_%s", tl_event_name(evt),
@@ -357,8 +385,13 @@ static void *follower_fn(void *arg)
 		}
 		/* DLOPEN/DLCLOSE: go on */
 	}
-	free(f);
 	pthread_mutex_lock(&rr.lock);
+	for (pp = &followers; *pp; pp = &(*pp)->next)
+		if (*pp == f) {
+			*pp = f->next;
+			break;
+		}
+	free(f);
 	rr.live--;
 	pthread_cond_broadcast(&rr.cond);
 	pthread_mutex_unlock(&rr.lock);
@@ -375,7 +408,11 @@ static void follower_start(tnfctl_handle_t *h, int root)
 		abort();
 	f->h = h;
 	f->root = root;
+	f->stage = "starting";
+	f->pid = tl_targ_pid(h);
 	pthread_mutex_lock(&rr.lock);
+	f->next = followers;
+	followers = f;
 	rr.live++;
 	pthread_mutex_unlock(&rr.lock);
 	pthread_attr_init(&a);
@@ -462,7 +499,7 @@ static void note(struct round_stats *s, const char *fmt, ...)
 static void run_round(struct round_stats *s, char *const wl_argv[], int want_code, int pester,
 		      unsigned int seed, long attach)
 {
-	char *argv[8], pre[PATH_MAX + 16], msg[1024];
+	char *argv[8], pre[PATH_MAX + 16], msg[1024], fmsg[512];
 	/*
 	 * The workload is this binary: under SANITIZE=1 its LeakSanitizer exit
 	 * check cannot run traced (it ptraces its own threads) and exits 1.
@@ -532,8 +569,11 @@ static void run_round(struct round_stats *s, char *const wl_argv[], int want_cod
 		if (pthread_cond_timedwait(&rr.cond, &rr.lock, &dl) == ETIMEDOUT && !hung) {
 			hung = 1;
 			pthread_mutex_unlock(&rr.lock);
+			fmsg[0] = msg[0] = '\0';
+			followers_describe(fmsg, sizeof(fmsg));
 			round_leftovers(msg, sizeof(msg));
-			note(s, "round %d hung: %s", s->rounds, msg);
+			note(s, "round %d hung: followers: %s; stopped or traced: %s", s->rounds,
+			     fmsg, msg);
 			tl_kill_subtree(1);
 			pthread_mutex_lock(&rr.lock);
 			clock_gettime(CLOCK_REALTIME, &dl);
