@@ -216,7 +216,7 @@ static void test_selectors(void **state)
 	snprintf(src, sizeof(src), "%s/bad.prex", work_dir);
 	f = fopen(src, "w");
 	assert_non_null(f);
-	fputs("list name probes name=tl_thr\n\nenable name=/(/\n", f);
+	fputs("list name probes name=tl_thr\n\nenable name=/\\(/\n", f);
 	fclose(f);
 	x = prex_spawn(opts, true, NULL, NULL);
 	writes(x->in_w, "list name probes name=/main_t/\n"			    /* 1 */
@@ -270,11 +270,62 @@ static void test_selectors(void **state)
 		 "\"<stdin>\", line 16: syntax error on or before \"trace\"\n"
 		 "\"<stdin>\", line 17: semantic error: no function named \"&nosuch\"\n"
 		 "\"<stdin>\", line 18: semantic error: no set named \"$nosuch\"\n"
-		 "\"bad.prex\", line 3: semantic error: invalid regular expression /(/: "
+		 "\"bad.prex\", line 3: semantic error: invalid regular expression /\\(/: "
 		 "Unmatched ( or \\(\n"
 		 "\"<stdin>\", line 22: syntax error on or before \"$all\"\n"
 		 "\"<stdin>\", line 23: syntax error on or before \"'\"\n");
 	assert_string_equal(err, want);
+	prex_close_fds(x);
+}
+
+/*
+ * The original's regex dialect (ed(1), POSIX basic): \( \) groups,
+ * \{m,n\} intervals and back-references work; ( ) + ? { | are plain
+ * characters, and glibc's \+ \? \| are too; a backslash escapes any
+ * character inside /.../; // and /\(/ are invalid; a leading * is plain.
+ */
+static void test_selectors_basic_regex(void **state)
+{
+	static char out[65536], err[8192];
+	const char *opts[] = {"-o", NULL, "-l", pre_lib, NULL};
+	char trace[PATH_MAX];
+	struct prex *x;
+
+	(void)state;
+	tl_require_root();
+	prex_paths();
+	fresh_trace(trace, sizeof(trace), "bre");
+	opts[1] = trace;
+	x = prex_spawn(opts, true, NULL, NULL);
+	writes(x->in_w, "list name probes name=/^tl_\\(main\\)_t/\n"	   /* 1: group */
+			"list name probes name=/^tl_m\\{1,2\\}ain_str$/\n" /* 2: interval */
+			"list name probes name=/\\(i\\).*\\1/\n"	   /* 3: back-reference */
+			"list name probes name=/tl_thr|tl_child/\n"	   /* 4: | is plain */
+			"list name probes name=/^tl_th+r$/\n"		   /* 5: + is plain */
+			"list name probes name=/^tl_th\\+r$/\n"		   /* 6: \+ is + */
+			"list name probes name=/^tl_thr\\?$/\n"		   /* 7: \? is ? */
+			"list name probes name=/(tl_thr)/\n"		   /* 8: ( ) are plain */
+			"list name probes name=/^tl_c{0}hild/\n"	   /* 9: { is plain */
+			"list name probes name=/" "*tick/\n"		   /* 10: leading * */
+			"list name probes name=/x\\\\/\n"		   /* 11: \\ in /.../ */
+			"list name probes name=/^tl_\\thr$/\n"		   /* 12: \t is t */
+			"list name probes name=/tl_t.*r$/ name=//\n"	   /* 13: // */
+			"list name probes name=/\\(/\n"			   /* 14: \( alone */
+			"list name probes name=/^tl_c\\/hild/ name=/^tl_chil\\d$/\n" /* 15 */
+			"quit\n");
+	assert_int_equal(prex_wait(x), 0);
+	rd_rest(&x->out, out, sizeof(out));
+	rd_rest(&x->err, err, sizeof(err));
+	assert_string_equal(out, STOPPED "name=tl_main_tick \n"
+					 "name=tl_main_str \n"
+					 "name=tl_main_tick \n"
+					 "name=tl_thr \n"
+					 "name=tl_child \n");
+	assert_string_equal(
+		err, "\"<stdin>\", line 13: semantic error: invalid regular expression //: "
+		     "empty\n"
+		     "\"<stdin>\", line 14: semantic error: invalid regular expression /\\(/: "
+		     "Unmatched ( or \\(\n");
 	prex_close_fds(x);
 }
 
@@ -628,7 +679,7 @@ static void test_follow_script(void **state)
 	write_file(script, text);
 	opts[4] = script;
 	x = prex_spawn(opts, false, NULL, NULL);
-	writes(x->in_w, "enable name=/^tl_(main_tick|child|plug_ctor)$/\ncontinue\n");
+	writes(x->in_w, "enable name=tl_main_tick name=tl_child name=tl_plug_ctor\ncontinue\n");
 	tl_watchdog_extend(tl.test_timeout_s);
 	assert_int_equal(prex_wait(x), 0);
 	rd_rest(&x->err, err, sizeof(err));
@@ -779,6 +830,7 @@ int main(void)
 		TL_TEST(test_help_option),
 		TL_TEST(test_session_every_command),
 		TL_TEST(test_selectors),
+		TL_TEST(test_selectors_basic_regex),
 		TL_TEST(test_history_replay_dlopen),
 		TL_TEST(test_prexrc),
 		TL_TEST(test_sigint_stops_target),

@@ -122,8 +122,9 @@ int lex_line(const char *text, int first_line, struct token **toks, int *ntoks)
 			char *out;
 			size_t k = 0;
 
+			/* a backslash escapes any character, as in the original */
 			while (*q && *q != '\n' && *q != '/')
-				q += (q[0] == '\\' && q[1] == '/') ? 2 : 1;
+				q += (q[0] == '\\' && q[1] && q[1] != '\n') ? 2 : 1;
 			if (*q != '/') {
 				p++;
 				t.type = T_INVAL;
@@ -133,6 +134,8 @@ int lex_line(const char *text, int first_line, struct token **toks, int *ntoks)
 				for (p = out; *p; p++) {
 					if (p[0] == '\\' && p[1] == '/')
 						p++;
+					else if (p[0] == '\\' && p[1])
+						out[k++] = *p++; /* the pair stays for regcomp */
 					out[k++] = *p;
 				}
 				out[k] = '\0';

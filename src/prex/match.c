@@ -2,8 +2,9 @@
 /*
  * Selectors and matching (reference §5.3, attribute grammar §3.2).
  *
- * A spec is an exact string (strcmp) or a POSIX extended regex, matched
- * unanchored (a match anywhere; ^ and $ anchor).  A selector is
+ * A spec is an exact string (strcmp) or an ed(1)-style regex (POSIX basic,
+ * as the original's libgen compile/step), matched unanchored (a match
+ * anywhere; ^ and $ anchor).  A selector is
  * `left=right`; it matches a probe when some ;-unit of the probe's string
  * has a name matching left and a value matching right.  A selector list is
  * the OR of its selectors.  The string of a probe is
@@ -31,15 +32,6 @@ static void *xmalloc(size_t n)
 	return p;
 }
 
-/*
- * glibc's regcomp copies the tree under a repetition once per repeat
- * ('+' once, {m,n} max(m,n) times), so stacked or nested repetitions grow
- * it exponentially: /a++++++++++++++++++++++++++++++/ (31 bytes) wants
- * hundreds of GB.  This estimates the tree size of an ERE (atoms, with the
- * copies) so that such a regex is refused before regcomp sees it.
- */
-#define REGEX_MAX_NODES 100000.0
-
 static const char *bracket_end(const char *p)
 {
 	/* p is just past '[': a leading '^' and a leading ']' are literal */
@@ -60,6 +52,54 @@ static const char *bracket_end(const char *p)
 	return p; /* at ']' or the end */
 }
 
+/*
+ * The original's dialect in glibc's basic syntax: a backslash before an
+ * ordinary character is that character (glibc's \+ \? \| \w ... are
+ * GNU extensions the original did not have), \n is a newline.  \( \)
+ * \{ \} \1-\9 \< \> and the escaped specials stay.  Returns a malloc'ed
+ * string.
+ */
+static char *bre_of(const char *re)
+{
+	char *out = xmalloc(strlen(re) + 1), *o = out;
+	const char *p, *end;
+
+	for (p = re; *p; p++) {
+		if (*p == '[') {
+			/* a bracket expression is copied as it is */
+			end = bracket_end(p + 1);
+			memcpy(o, p, end - p + (*end != '\0'));
+			o += end - p + (*end != '\0');
+			p = *end ? end : end - 1;
+			continue;
+		}
+		if (*p != '\\' || !p[1]) {
+			*o++ = *p;
+			continue;
+		}
+		p++;
+		if (*p == 'n') {
+			*o++ = '\n';
+		} else if (strchr("(){}<>.*[]^$\\", *p) || (*p >= '1' && *p <= '9')) {
+			*o++ = '\\';
+			*o++ = *p;
+		} else {
+			*o++ = *p;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/*
+ * glibc's regcomp copies the tree under a repetition once per repeat
+ * (\{m,n\} max(m,n) times), so stacked or nested repetitions grow it
+ * exponentially: /\(\(a\{99\}\)\{99\}\)\{99\}/ wants hundreds of GB.  This
+ * estimates the tree size of a basic regex (atoms, with the copies) so
+ * that such a regex is refused before regcomp sees it.
+ */
+#define REGEX_MAX_NODES 100000.0
+
 static double regex_nodes(const char *re)
 {
 	double stack[64], last = 0; /* stack[d]: size of open group d so far */
@@ -70,59 +110,40 @@ static double regex_nodes(const char *re)
 	for (p = re; *p; p++) {
 		double factor = 0;
 
-		switch (*p) {
-		case '(':
+		if (p[0] == '\\' && p[1] == '(') {
 			if (depth == 63)
 				return REGEX_MAX_NODES + 1;
 			stack[++depth] = 0;
 			last = 0;
+			p++;
 			continue;
-		case ')':
-			if (depth == 0) { /* a literal ')' */
-				last = 1;
-				break;
-			}
-			last = stack[depth--] + 1;
-			break;
-		case '*':
-		case '?':
-			factor = 1;
-			break;
-		case '+':
-			factor = 2;
-			break;
-		case '{': {
-			char *end;
-			unsigned long m = strtoul(p + 1, &end, 10), n = m;
-
-			if (end == p + 1) { /* not an interval: a literal '{' */
-				last = 1;
-				break;
-			}
-			if (*end == ',')
-				n = isdigit((unsigned char)end[1]) ? strtoul(end + 1, &end, 10) : m, end++;
-			if (*end == '}')
-				p = end;
-			factor = (double)(m > n ? m : n) + 1;
-			break;
 		}
-		case '[':
+		if (p[0] == '\\' && p[1] == ')' && depth > 0) {
+			last = stack[depth--] + 1;
+			p++;
+		} else if (p[0] == '\\' && p[1] == '{') {
+			char *end;
+			unsigned long m = strtoul(p + 2, &end, 10), n = m;
+
+			if (*end == ',')
+				n = isdigit((unsigned char)end[1]) ? strtoul(end + 1, &end, 10) : m,
+				end++;
+			if (end[0] == '\\' && end[1] == '}')
+				p = end + 1;
+			else
+				p++;
+			factor = (double)(m > n ? m : n) + 1;
+		} else if (*p == '*') {
+			factor = 1;
+		} else if (*p == '[') {
 			p = bracket_end(p + 1);
 			if (!*p)
 				p--;
 			last = 1;
-			break;
-		case '\\':
-			if (p[1])
+		} else {
+			if (p[0] == '\\' && p[1])
 				p++;
 			last = 1;
-			break;
-		case '|':
-			last = 0;
-			continue;
-		default:
-			last = 1;
-			break;
 		}
 		if (factor) {
 			/* the repeated item is copied: replace its size by size * factor */
@@ -142,11 +163,10 @@ static double regex_nodes(const char *re)
 }
 
 /*
- * Nor is size the only cost: glibc's epsilon closures cost time exponential
- * in nested loops over patterns that can match nothing (/e????????++++++++/,
- * 17 bytes, does not compile in minutes), and quadratic in copies of an
- * optional item (/((e?){150}){150}/: 7 s).  No cheap rule bounds them all,
- * so a child process tries the regcomp first, for REGEX_COMPILE_SECONDS at
+ * Nor is size the only cost: glibc's epsilon closures cost time quadratic
+ * in copies of an item that can match nothing (/\(\(e*\)\{150\}\)\{150\}/:
+ * 12 s), and worse when they nest.  No cheap rule bounds them all, so a
+ * child process tries the regcomp first, for REGEX_COMPILE_SECONDS at
  * most; the regex is compiled here only if the child managed.
  * With at most one repetition operator no such nesting or copying exists
  * (the size bound above is enough), so the common regex needs no child.
@@ -161,7 +181,7 @@ static bool regex_compiles_in_time(const char *re)
 	pid_t pid;
 
 	for (p = re; *p; p++)
-		reps += *p == '*' || *p == '+' || *p == '?' || *p == '{';
+		reps += *p == '*' || (p[0] == '\\' && p[1] == '{');
 	if (reps <= 1)
 		return true;
 	pid = fork();
@@ -176,7 +196,7 @@ static bool regex_compiles_in_time(const char *re)
 		sigprocmask(SIG_UNBLOCK, &alrm, NULL);
 		signal(SIGALRM, SIG_DFL);
 		alarm(REGEX_COMPILE_SECONDS);
-		_exit(regcomp(&r, re, REG_EXTENDED | REG_NOSUB) == 0 ? 0 : 1);
+		_exit(regcomp(&r, re, REG_NOSUB) == 0 ? 0 : 1);
 	}
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
@@ -187,7 +207,8 @@ static bool regex_compiles_in_time(const char *re)
 struct spec *spec_new(const char *str, bool regex)
 {
 	struct spec *s = xmalloc(sizeof(*s));
-	int err;
+	char *bre = NULL;
+	int err = 0;
 
 	s->regex = regex;
 	s->str = strdup(str);
@@ -195,35 +216,33 @@ struct spec *spec_new(const char *str, bool regex)
 		perror("prex");
 		exit(1);
 	}
-	if (regex && regex_nodes(str) > REGEX_MAX_NODES) {
+	if (!regex)
+		return s;
+	bre = bre_of(str);
+	if (!*bre) {
+		/* ed's "no remembered search string": prex has none */
+		semantic_error("invalid regular expression /%s/: empty", str);
+	} else if (regex_nodes(bre) > REGEX_MAX_NODES) {
 		semantic_error("invalid regular expression /%s/: too many repetitions of "
 			       "repetitions",
 			       str);
-		free(s->str);
-		free(s);
-		return NULL;
-	}
-	if (regex && !regex_compiles_in_time(str)) {
+	} else if (!regex_compiles_in_time(bre)) {
 		semantic_error("invalid regular expression /%s/: too complex (does not compile in "
 			       "%d s)",
 			       str, REGEX_COMPILE_SECONDS);
-		free(s->str);
-		free(s);
-		return NULL;
-	}
-	if (regex) {
-		err = regcomp(&s->re, str, REG_EXTENDED | REG_NOSUB);
-		if (err) {
-			char why[256];
+	} else if ((err = regcomp(&s->re, bre, REG_NOSUB))) {
+		char why[256];
 
-			regerror(err, &s->re, why, sizeof(why));
-			semantic_error("invalid regular expression /%s/: %s", str, why);
-			free(s->str);
-			free(s);
-			return NULL;
-		}
+		regerror(err, &s->re, why, sizeof(why));
+		semantic_error("invalid regular expression /%s/: %s", str, why);
+	} else {
+		free(bre);
+		return s;
 	}
-	return s;
+	free(bre);
+	free(s->str);
+	free(s);
+	return NULL;
 }
 
 void spec_free(struct spec *s)
