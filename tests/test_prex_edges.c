@@ -139,6 +139,47 @@ static void test_nul_byte(void **state)
 }
 
 /*
+ * Lexing as the original: a '#' comment ends at its newline even after a
+ * trailing backslash (the next line ran inside the comment); a '#' in a
+ * /regex/ is no comment; a CR is an invalid token, not a blank; a
+ * backslash escapes any character inside /.../ (/x\\/ is a regex).
+ */
+static void test_lexing(void **state)
+{
+	static char out[8192], err[8192];
+	static const char in[] = "list sets # a comment \\\n"
+				 "list fcns\n"
+				 "list name probes name=/a#b/ \\\n"
+				 "name=tl_thr\n"
+				 "list sets\r\n"
+				 "list name probes name=/x\\\\/\n"
+				 "quit\n";
+	const char *opts[] = {"-o", NULL, NULL};
+	char trace[PATH_MAX];
+	struct prex *x;
+	pid_t pid;
+
+	(void)state;
+	tl_require_root();
+	prex_paths();
+	trace_path(trace, sizeof(trace), "edges-lex");
+	opts[1] = trace;
+	x = prex_spawn(opts, true, NULL, NULL);
+	pid = run_then_stop(x);
+	assert_int_equal(tl_write_all(x->in_w, in, sizeof(in) - 1), 0);
+	assert_int_equal(prex_wait(x), 0);
+	tl_assert_exits(pid, "target after quit");
+	rd_rest(&x->out, out, sizeof(out));
+	rd_rest(&x->err, err, sizeof(err));
+	assert_string_equal(out, "$all      'keys'=/.*/ \n"
+				 "&debug    tnf_probe_debug\n"
+				 "name=tl_thr \n");
+	/* line 1 was run_then_stop's */
+	assert_string_equal(err, "\"<stdin>\", line 6: syntax error on or before \"\r\"\n");
+	prex_close_fds(x);
+}
+
+/*
  * BUG (fixed): `source DIR` was silently accepted (fopen opens a directory
  * and the read error looked like its end).  A file that sources itself
  * stops at the nesting limit with one message, and prex goes on.
@@ -187,10 +228,8 @@ static void test_source_dir_and_loop(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		TL_TEST(test_sigint_mid_line),
-		TL_TEST(test_nul_byte),
-		TL_TEST(test_source_dir_and_loop),
-		TL_FINAL_TEST,
+		TL_TEST(test_sigint_mid_line),	   TL_TEST(test_nul_byte), TL_TEST(test_lexing),
+		TL_TEST(test_source_dir_and_loop), TL_FINAL_TEST,
 	};
 
 	return tl_run(tests);

@@ -4,8 +4,9 @@
  *   IDENT [a-zA-Z_.%][a-zA-Z0-9_.%]*, unless it is a reserved word
  *   $IDENT (set), &IDENT (function), 'exact' (no newline or quote inside),
  *   /regex/ (\/ stands for a slash), [0-9]+[kKmM]? (scaled by 1024 or
- *   1048576), '=' and ','; '#' comments to the end of the line; a
- *   backslash-newline is a blank; anything else is one INVAL character.
+ *   1048576), '=' and ','; '#' comments to the end of the line (a
+ *   trailing backslash included); a backslash-newline is a blank; anything
+ *   else (a CR too) is one INVAL character.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -78,7 +79,8 @@ int lex_line(const char *text, int first_line, struct token **toks, int *ntoks)
 		struct token t = {.line = line};
 		const char *s = p;
 
-		if (*p == ' ' || *p == '\t' || *p == '\r') {
+		/* A CR is no blank (an INVAL token), as in the original. */
+		if (*p == ' ' || *p == '\t') {
 			p++;
 			continue;
 		}

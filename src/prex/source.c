@@ -228,6 +228,33 @@ static char *read_physical(struct source *s, bool continued, bool *nul)
 	return line;
 }
 
+/*
+ * True if physical line @l has a '#' comment: one outside a 'string' and a
+ * /regex/ (each closed on the line, as the lexer takes them).  Its trailing
+ * backslash is part of the comment, as in the original: no continuation.
+ */
+static bool has_comment(const char *l)
+{
+	const char *p, *q;
+
+	for (p = l; *p && *p != '\n'; p++) {
+		if (*p == '#')
+			return true;
+		if (*p == '\'') {
+			q = p + 1 + strcspn(p + 1, "'\n");
+			if (*q == '\'')
+				p = q;
+		} else if (*p == '/') {
+			for (q = p + 1; *q && *q != '\n' && *q != '/'; q++)
+				if (q[0] == '\\' && q[1] && q[1] != '\n')
+					q++;
+			if (*q == '/')
+				p = q;
+		}
+	}
+	return false;
+}
+
 int source_read(char **text, int *first_line)
 {
 	char *acc = NULL;
@@ -236,7 +263,7 @@ int source_read(char **text, int *first_line)
 
 	for (;;) {
 		struct source *s = &stack[depth - 1];
-		bool nul;
+		bool nul, cont;
 		char *line = read_physical(s, acc != NULL, &nul);
 		size_t n;
 
@@ -271,10 +298,12 @@ int source_read(char **text, int *first_line)
 			exit(1);
 		}
 		memcpy(acc + len, line, n + 1);
+		/* backslash-newline continues the statement on the next line */
+		cont = len + n >= 2 && acc[len + n - 2] == '\\' && acc[len + n - 1] == '\n' &&
+		       !has_comment(acc + len);
 		len += n;
 		free(line);
-		/* backslash-newline continues the statement on the next line */
-		if (len >= 2 && acc[len - 2] == '\\' && acc[len - 1] == '\n')
+		if (cont)
 			continue;
 		break;
 	}
