@@ -282,7 +282,7 @@ static inline void prex_close_fds(struct prex *x)
 
 /* "Target process stopped" and the hint, as prex prints them at each stop. */
 #define STOPPED                                                                                    \
-	"Target process stopped\nType \"continue\" to resume the target, \"help\" for help.\n"
+	"Target process stopped\nType \"continue\" to resume the target, \"help\" for help ...\n"
 
 static inline void fresh_trace(char *buf, size_t len, const char *name)
 {

@@ -176,7 +176,7 @@ static void test_session_every_command(void **state)
 			 "[5] clear   'name'='tl_main_str' \n"
 			 "[6] disable 'name'='tl_main_tick' \n"
 			 "[7] enable  'name'='tl_main_tick' \n"
-			 "Trace file: %s\n"
+			 "Current trace file is: %s\n"
 			 "sunw%%debug =\n"
 			 "\t   main tick\n"
 			 "name=tl_main_str \n",
@@ -306,11 +306,12 @@ static void test_selectors_basic_regex(void **state)
 			"list name probes name=/^tl_thr\\?$/\n"		   /* 7: \? is ? */
 			"list name probes name=/(tl_thr)/\n"		   /* 8: ( ) are plain */
 			"list name probes name=/^tl_c{0}hild/\n"	   /* 9: { is plain */
-			"list name probes name=/" "*tick/\n"		   /* 10: leading * */
-			"list name probes name=/x\\\\/\n"		   /* 11: \\ in /.../ */
-			"list name probes name=/^tl_\\thr$/\n"		   /* 12: \t is t */
-			"list name probes name=/tl_t.*r$/ name=//\n"	   /* 13: // */
-			"list name probes name=/\\(/\n"			   /* 14: \( alone */
+			"list name probes name=/"
+			"*tick/\n"				     /* 10: leading * */
+			"list name probes name=/x\\\\/\n"	     /* 11: \\ in /.../ */
+			"list name probes name=/^tl_\\thr$/\n"	     /* 12: \t is t */
+			"list name probes name=/tl_t.*r$/ name=//\n" /* 13: // */
+			"list name probes name=/\\(/\n"		     /* 14: \( alone */
 			"list name probes name=/^tl_c\\/hild/ name=/^tl_chil\\d$/\n" /* 15 */
 			"quit\n");
 	assert_int_equal(prex_wait(x), 0);
@@ -326,6 +327,32 @@ static void test_selectors_basic_regex(void **state)
 		     "empty\n"
 		     "\"<stdin>\", line 14: semantic error: invalid regular expression /\\(/: "
 		     "Unmatched ( or \\(\n");
+	prex_close_fds(x);
+}
+
+/* `list tracefile` prints the name as given with -o, as the original did (not made absolute). */
+static void test_list_tracefile_as_typed(void **state)
+{
+	static char out[8192], err[8192];
+	const char *opts[] = {"-o", "rel-typed.tnf", NULL};
+	char path[PATH_MAX];
+	struct prex *x;
+	struct stat st;
+
+	(void)state;
+	tl_require_root();
+	prex_paths();
+	snprintf(path, sizeof(path), "%s/rel-typed.tnf", work_dir);
+	unlink(path);
+	x = prex_spawn(opts, true, work_dir, NULL);
+	writes(x->in_w, "list tracefile\nquit\n");
+	assert_int_equal(prex_wait(x), 0);
+	rd_rest(&x->out, out, sizeof(out));
+	rd_rest(&x->err, err, sizeof(err));
+	assert_string_equal(out, STOPPED "Current trace file is: rel-typed.tnf\n");
+	assert_string_equal(err, "");
+	assert_int_equal(stat(path, &st), 0);
+	unlink(path);
 	prex_close_fds(x);
 }
 
@@ -567,7 +594,7 @@ static void test_attach_tracefile(void **state)
 	assert_int_equal(prex_wait(x), 0);
 	rd_rest(&x->out, out, sizeof(out));
 	rd_rest(&x->err, err, sizeof(err));
-	snprintf(want, sizeof(want), STOPPED "Trace file: %s/trace-%d\n", tmp, p->pid);
+	snprintf(want, sizeof(want), STOPPED "Current trace file is: %s/trace-%d\n", tmp, p->pid);
 	assert_string_equal(out, want);
 	assert_string_equal(err, "prex: trace file size 1 KB is below the minimum; using 128 KB\n");
 	snprintf(want, sizeof(want), "%s/trace-%d", tmp, p->pid);
@@ -831,6 +858,7 @@ int main(void)
 		TL_TEST(test_session_every_command),
 		TL_TEST(test_selectors),
 		TL_TEST(test_selectors_basic_regex),
+		TL_TEST(test_list_tracefile_as_typed),
 		TL_TEST(test_history_replay_dlopen),
 		TL_TEST(test_prexrc),
 		TL_TEST(test_sigint_stops_target),

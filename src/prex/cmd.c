@@ -68,6 +68,8 @@ static void print_tracefile(tnfctl_handle_t *h, pid_t pid, const char *tracefile
 	if (*(int *)cd > 1)
 		printf("Trace file of process %d: %s\n", (int)pid,
 		       tracefile ? tracefile : "(none)");
+	else if (!g_opt.follow && g_tracefile_given[0])
+		printf("Current trace file is: %s\n", g_tracefile_given); /* the original's line */
 	else
 		printf("Trace file: %s\n", tracefile ? tracefile : "(none)");
 }

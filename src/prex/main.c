@@ -27,6 +27,7 @@
 
 struct prex_opts g_opt = {.size = PREX_DEFAULT_SIZE};
 char g_tracefile[PATH_MAX];
+char g_tracefile_given[PATH_MAX];
 
 static bool continue_requested;
 
@@ -272,6 +273,7 @@ static tnfctl_errcode_t set_tracefile(tnfctl_handle_t *h, pid_t pid)
 	err = tnfctl_buffer_alloc(h, name, (uint_t)g_opt.size);
 	if (err)
 		return err;
+	snprintf(g_tracefile_given, sizeof(g_tracefile_given), "%s", name);
 	/* the absolute path, for list tracefile and the -f file names */
 	if (!tnfctl_trace_attrs_get(h, &a) && a.trace_file_name)
 		snprintf(g_tracefile, sizeof(g_tracefile), "%s", a.trace_file_name);
@@ -290,7 +292,7 @@ static void print_stopped(pid_t root)
 		printf("%d target processes stopped\n", n);
 	else
 		printf("Target process stopped\n");
-	printf("Type \"continue\" to resume the target, \"help\" for help.\n");
+	printf("Type \"continue\" to resume the target, \"help\" for help ...\n");
 }
 
 int main(int argc, char **argv)

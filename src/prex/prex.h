@@ -49,6 +49,8 @@ struct prex_opts {
 };
 extern struct prex_opts g_opt;
 extern char g_tracefile[PATH_MAX]; /* the first target's trace file */
+/* The name prex gave it, as typed with -o (or $TMPDIR/trace-PID); "" if none. */
+extern char g_tracefile_given[PATH_MAX];
 void prex_quit(tnfctl_targ_op_t op) __attribute__((noreturn));
 /* Parser result: the user typed `continue`. */
 void prex_request_continue(void);
