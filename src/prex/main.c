@@ -70,7 +70,7 @@ static void usage(const char *msg)
 		"  -l, --preload LIBS  shared objects to preload (cmd only)\n"
 		"  -f, --follow        follow forked children and exec'd images\n",
 		g_opt.argv0, g_opt.argv0, g_opt.argv0);
-	exit(msg ? 2 : 0);
+	exit(msg ? 1 : 0); /* the original's status for a usage error */
 }
 
 static void parse_args(int argc, char **argv)
@@ -82,8 +82,7 @@ static void parse_args(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},	  {NULL, 0, NULL, 0},
 	};
 	bool kernel = false;
-	unsigned long v;
-	char *end;
+	long l;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "+o:l:s:p:kfth", opts, NULL)) != -1) {
@@ -95,19 +94,23 @@ static void parse_args(int argc, char **argv)
 			g_opt.preload = optarg;
 			break;
 		case 's':
+			/*
+			 * As the original's atoi: the leading number, 0 if none
+			 * (raised to the minimum with a warning); only a size
+			 * that overflows is an error.
+			 */
 			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || *optarg == '-' || v > 4194303)
+			l = strtol(optarg, NULL, 10);
+			if (errno || l > 4194303)
 				usage("bad trace file size (KB)");
-			g_opt.size = v * 1024;
+			g_opt.size = l > 0 ? (unsigned long)l * 1024 : 0;
 			g_opt.size_given = true;
 			break;
 		case 'p':
+			/* atoi too: no number is no pid ("need to specify cmd or pid") */
 			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || *optarg == '-' || !v || v > INT_MAX)
-				usage("bad pid");
-			g_opt.pid = (pid_t)v;
+			l = strtol(optarg, NULL, 10);
+			g_opt.pid = errno || l <= 0 || l > INT_MAX ? 0 : (pid_t)l;
 			break;
 		case 'k':
 			kernel = true;
