@@ -179,6 +179,46 @@ static void test_lexing(void **state)
 	prex_close_fds(x);
 }
 
+/* A redefined set or function alias moves to the end of its list, as in the original. */
+static void test_redefined_moves_to_end(void **state)
+{
+	static char out[8192], err[8192];
+	static const char in[] = "create $a name=x\n"
+				 "create $b name=y\n"
+				 "create $a name=z\n"
+				 "create &f1 main\n"
+				 "create &f2 main\n"
+				 "create &f1 main\n"
+				 "list sets\n"
+				 "list fcns\n"
+				 "quit\n";
+	const char *opts[] = {"-o", NULL, NULL};
+	char trace[PATH_MAX];
+	struct prex *x;
+	pid_t pid;
+
+	(void)state;
+	tl_require_root();
+	prex_paths();
+	trace_path(trace, sizeof(trace), "edges-redef");
+	opts[1] = trace;
+	x = prex_spawn(opts, true, NULL, NULL);
+	pid = run_then_stop(x);
+	assert_int_equal(tl_write_all(x->in_w, in, sizeof(in) - 1), 0);
+	assert_int_equal(prex_wait(x), 0);
+	tl_assert_exits(pid, "target after quit");
+	rd_rest(&x->out, out, sizeof(out));
+	rd_rest(&x->err, err, sizeof(err));
+	assert_string_equal(out, "$all      'keys'=/.*/ \n"
+				 "$b        'name'='y' \n"
+				 "$a        'name'='z' \n"
+				 "&debug    tnf_probe_debug\n"
+				 "&f2       main\n"
+				 "&f1       main\n");
+	assert_string_equal(err, "");
+	prex_close_fds(x);
+}
+
 /*
  * BUG (fixed): `source DIR` was silently accepted (fopen opens a directory
  * and the read error looked like its end).  A file that sources itself

@@ -2,8 +2,9 @@
 /*
  * Named sets ($name = a selector list) and function aliases (&name = a
  * target symbol), kept in definition order.  Redefining a name replaces the
- * old definition in place; the history keeps its own references, so it is
- * not affected (early binding).
+ * old definition and moves it to the end of the list, as the original did;
+ * the history keeps its own references, so it is not affected (early
+ * binding).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,12 +44,23 @@ static struct named *add(struct named **v, int *n, const char *name)
 	return &nv[(*n)++];
 }
 
+/* The entry for @name, moved to the end of @v (a new one if there is none). */
+static struct named *define(struct named **v, int *n, const char *name)
+{
+	struct named *old = find(*v, *n, name), keep;
+
+	if (!old)
+		return add(v, n, name);
+	keep = *old;
+	memmove(old, old + 1, (size_t)(*v + *n - old - 1) * sizeof(*old));
+	(*v)[*n - 1] = keep;
+	return &(*v)[*n - 1];
+}
+
 void set_define(const char *name, struct exprlist *l)
 {
-	struct named *s = find(sets, nsets, name);
+	struct named *s = define(&sets, &nsets, name);
 
-	if (!s)
-		s = add(&sets, &nsets, name);
 	exprlist_put(s->l);
 	s->l = l;
 }
@@ -73,10 +85,8 @@ void sets_list(void)
 
 void fcn_define(const char *name, const char *entry)
 {
-	struct named *f = find(fcns, nfcns, name);
+	struct named *f = define(&fcns, &nfcns, name);
 
-	if (!f)
-		f = add(&fcns, &nfcns, name);
 	free(f->entry);
 	f->entry = strdup(entry);
 	if (!f->entry) {
