@@ -268,8 +268,12 @@ static void test_source_dir_and_loop(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		TL_TEST(test_sigint_mid_line),	   TL_TEST(test_nul_byte), TL_TEST(test_lexing),
-		TL_TEST(test_source_dir_and_loop), TL_FINAL_TEST,
+		TL_TEST(test_sigint_mid_line),
+		TL_TEST(test_nul_byte),
+		TL_TEST(test_lexing),
+		TL_TEST(test_redefined_moves_to_end),
+		TL_TEST(test_source_dir_and_loop),
+		TL_FINAL_TEST,
 	};
 
 	return tl_run(tests);
