@@ -107,6 +107,33 @@ static void test_sigint_mid_line(void **state)
 }
 
 /*
+ * Runs prex on the test target, stopped by a `continue` and a SIGINT
+ * first (so line 1 of stdin is that continue), then the @len bytes of
+ * @in, which must end with `quit`; prex's stdout and stderr in @out, @err.
+ */
+static void run_script(const char *name, const char *in, size_t len, char *out, size_t osz,
+		       char *err, size_t esz)
+{
+	const char *opts[] = {"-o", NULL, NULL};
+	char trace[PATH_MAX];
+	struct prex *x;
+	pid_t pid;
+
+	tl_require_root();
+	prex_paths();
+	trace_path(trace, sizeof(trace), name);
+	opts[1] = trace;
+	x = prex_spawn(opts, true, NULL, NULL);
+	pid = run_then_stop(x);
+	assert_int_equal(tl_write_all(x->in_w, in, len), 0);
+	assert_int_equal(prex_wait(x), 0);
+	tl_assert_exits(pid, "target after quit");
+	rd_rest(&x->out, out, osz);
+	rd_rest(&x->err, err, esz);
+	prex_close_fds(x);
+}
+
+/*
  * BUG (fixed): a NUL byte cut the line short, so `quit\0 resume` was run
  * as `quit`.  Now the statement is a syntax error naming "\0".
  */
@@ -114,28 +141,13 @@ static void test_nul_byte(void **state)
 {
 	static char out[8192], err[8192];
 	static const char in[] = "quit\0 resume\nlist\0 sets\n\0\nlist sets\nquit\n";
-	const char *opts[] = {"-o", NULL, NULL};
-	char trace[PATH_MAX];
-	struct prex *x;
-	pid_t pid;
 
 	(void)state;
-	tl_require_root();
-	prex_paths();
-	trace_path(trace, sizeof(trace), "edges-nul");
-	opts[1] = trace;
-	x = prex_spawn(opts, true, NULL, NULL);
-	pid = run_then_stop(x);
-	assert_int_equal(tl_write_all(x->in_w, in, sizeof(in) - 1), 0);
-	assert_int_equal(prex_wait(x), 0);
-	tl_assert_exits(pid, "target after quit");
-	rd_rest(&x->out, out, sizeof(out));
-	rd_rest(&x->err, err, sizeof(err));
+	run_script("edges-nul", in, sizeof(in) - 1, out, sizeof(out), err, sizeof(err));
 	assert_string_equal(out, "$all      'keys'=/.*/ \n");
 	assert_string_equal(err, "\"<stdin>\", line 2: syntax error on or before \"\\0\"\n"
 				 "\"<stdin>\", line 3: syntax error on or before \"\\0\"\n"
 				 "\"<stdin>\", line 4: syntax error on or before \"\\0\"\n");
-	prex_close_fds(x);
 }
 
 /*
@@ -154,29 +166,14 @@ static void test_lexing(void **state)
 				 "list sets\r\n"
 				 "list name probes name=/x\\\\/\n"
 				 "quit\n";
-	const char *opts[] = {"-o", NULL, NULL};
-	char trace[PATH_MAX];
-	struct prex *x;
-	pid_t pid;
 
 	(void)state;
-	tl_require_root();
-	prex_paths();
-	trace_path(trace, sizeof(trace), "edges-lex");
-	opts[1] = trace;
-	x = prex_spawn(opts, true, NULL, NULL);
-	pid = run_then_stop(x);
-	assert_int_equal(tl_write_all(x->in_w, in, sizeof(in) - 1), 0);
-	assert_int_equal(prex_wait(x), 0);
-	tl_assert_exits(pid, "target after quit");
-	rd_rest(&x->out, out, sizeof(out));
-	rd_rest(&x->err, err, sizeof(err));
+	run_script("edges-lex", in, sizeof(in) - 1, out, sizeof(out), err, sizeof(err));
 	assert_string_equal(out, "$all      'keys'=/.*/ \n"
 				 "&debug    tnf_probe_debug\n"
 				 "name=tl_thr \n");
 	/* line 1 was run_then_stop's */
 	assert_string_equal(err, "\"<stdin>\", line 6: syntax error on or before \"\r\"\n");
-	prex_close_fds(x);
 }
 
 /* A redefined set or function alias moves to the end of its list, as in the original. */
@@ -192,23 +189,9 @@ static void test_redefined_moves_to_end(void **state)
 				 "list sets\n"
 				 "list fcns\n"
 				 "quit\n";
-	const char *opts[] = {"-o", NULL, NULL};
-	char trace[PATH_MAX];
-	struct prex *x;
-	pid_t pid;
 
 	(void)state;
-	tl_require_root();
-	prex_paths();
-	trace_path(trace, sizeof(trace), "edges-redef");
-	opts[1] = trace;
-	x = prex_spawn(opts, true, NULL, NULL);
-	pid = run_then_stop(x);
-	assert_int_equal(tl_write_all(x->in_w, in, sizeof(in) - 1), 0);
-	assert_int_equal(prex_wait(x), 0);
-	tl_assert_exits(pid, "target after quit");
-	rd_rest(&x->out, out, sizeof(out));
-	rd_rest(&x->err, err, sizeof(err));
+	run_script("edges-redef", in, sizeof(in) - 1, out, sizeof(out), err, sizeof(err));
 	assert_string_equal(out, "$all      'keys'=/.*/ \n"
 				 "$b        'name'='y' \n"
 				 "$a        'name'='z' \n"
@@ -216,7 +199,6 @@ static void test_redefined_moves_to_end(void **state)
 				 "&f2       main\n"
 				 "&f1       main\n");
 	assert_string_equal(err, "");
-	prex_close_fds(x);
 }
 
 /*
