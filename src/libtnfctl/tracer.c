@@ -95,12 +95,41 @@ static void watch_fd(int fd)
 	epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/*
+ * The fds dropped while one epoll batch is handled: a later event of that
+ * batch for the same number is stale (its socket is closed, and the number
+ * may be a new socket's already, or a child socket's not watched at all:
+ * reading it there took an EOF for its end and closed it twice).
+ */
+static int *batch_dropped;
+static size_t nbatch_dropped, cap_batch_dropped;
+
+static bool dropped_in_batch(int fd)
+{
+	size_t i;
+
+	for (i = 0; i < nbatch_dropped; i++)
+		if (batch_dropped[i] == fd)
+			return true;
+	return false;
+}
+
 static void drop_fd(int fd)
 {
 	if (fd < 0)
 		return;
 	epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
 	close(fd);
+	if (nbatch_dropped == cap_batch_dropped) {
+		size_t cap = cap_batch_dropped ? cap_batch_dropped * 2 : 64;
+		int *p = realloc(batch_dropped, cap * sizeof(*p));
+
+		if (!p)
+			return; /* then only a stale event can be misread, as before */
+		batch_dropped = p;
+		cap_batch_dropped = cap;
+	}
+	batch_dropped[nbatch_dropped++] = fd;
 }
 
 static void send_rep(int sock, struct tnf_rep *rep)
@@ -1653,12 +1682,13 @@ int tnf_tracer_main(int sock)
 		n = epoll_wait(epfd, evs, 32, -1);
 		if (n < 0 && errno != EINTR)
 			break;
+		nbatch_dropped = 0;
 		drain_records();
 		reap_all();
 		for (i = 0; i < n; i++) {
 			int fd = evs[i].data.fd;
 
-			if (fd == rb_fd)
+			if (fd == rb_fd || dropped_in_batch(fd))
 				continue;
 			if (fd == sigfd) {
 				if (drain_signals() && !abandoning)
