@@ -31,6 +31,7 @@
 
 struct prex_opts g_opt = {.argv0 = "prex", .size = PREX_DEFAULT_SIZE};
 char g_tracefile[PATH_MAX];
+char g_tracefile_given[PATH_MAX];
 static jmp_buf quit_jmp;
 static int continues;
 
