@@ -10,7 +10,6 @@
  * SIGSTOP with no record is the user's and is delivered.
  */
 #include <errno.h>
-#include <execinfo.h>
 #include <fcntl.h>
 #include <dirent.h>
 #include <sched.h>
@@ -1543,41 +1542,6 @@ static void on_main_sock(void)
 
 /* ---- set-up and loop ---------------------------------------------------- */
 
-/*
- * A crash of the helper shows to the controller only as a closed socket
- * (INTERNAL, ECONNRESET); say which signal it was, with a backtrace, on
- * stderr (kept only with TNFCTL_DEBUG).
- */
-static void on_fatal(int sig)
-{
-	void *frames[64];
-	char msg[64];
-	int n, len;
-
-	len = snprintf(msg, sizeof(msg), "tnfctl-tracer: fatal signal %d\n", sig);
-	if (write(2, msg, len) < 0) {
-		/* nothing more to do */
-	}
-	n = backtrace(frames, 64);
-	backtrace_symbols_fd(frames, n, 2);
-	raise(sig); /* SA_RESETHAND: dies of it, as it would have */
-}
-
-static void setup_fatal(void)
-{
-	static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
-	struct sigaction sa;
-	void *frame;
-	size_t i;
-
-	backtrace(&frame, 1); /* loads libgcc now, not in the handler */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_fatal;
-	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
-}
-
 static void setup_process(int sock)
 {
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -1604,7 +1568,6 @@ static void setup_process(int sock)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			signal(sig, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
-	setup_fatal();
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigaddset(&set, SIGINT);
