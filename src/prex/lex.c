@@ -69,6 +69,27 @@ static enum tok keyword(const char *s, size_t n)
 	return T_IDENT;
 }
 
+/* The closing quote of the 'string' at @p, or NULL if it is not closed on its line. */
+const char *lex_string_end(const char *p)
+{
+	const char *q = p + 1 + strcspn(p + 1, "'\n");
+
+	return *q == '\'' ? q : NULL;
+}
+
+/*
+ * The closing slash of the /regex/ at @p, or NULL if it is not closed on
+ * its line; a backslash escapes any character, as in the original.
+ */
+const char *lex_regex_end(const char *p)
+{
+	const char *q = p + 1;
+
+	while (*q && *q != '\n' && *q != '/')
+		q += (q[0] == '\\' && q[1] && q[1] != '\n') ? 2 : 1;
+	return *q == '/' ? q : NULL;
+}
+
 int lex_line(const char *text, int first_line, struct token **toks, int *ntoks)
 {
 	const char *p = text;
@@ -112,22 +133,19 @@ int lex_line(const char *text, int first_line, struct token **toks, int *ntoks)
 				p++;
 			t.type = *s == '$' ? T_SETNAME : T_FCNNAME;
 			t.text = xstrndup(s + 1, p - s - 1);
-		} else if (*p == '\'' && p[1 + strcspn(p + 1, "'\n")] == '\'') {
-			size_t len = strcspn(p + 1, "'\n");
+		} else if (*p == '\'' && lex_string_end(p)) {
+			size_t len = lex_string_end(p) - p - 1;
 
 			t.type = T_VALSTR;
 			t.text = xstrndup(p + 1, len);
 			p += len + 2;
 		} else if (*p == '/') {
 			/* a regex runs to the next unescaped slash on this line */
-			const char *q = p + 1;
+			const char *q = lex_regex_end(p);
 			char *out;
 			size_t k = 0;
 
-			/* a backslash escapes any character, as in the original */
-			while (*q && *q != '\n' && *q != '/')
-				q += (q[0] == '\\' && q[1] && q[1] != '\n') ? 2 : 1;
-			if (*q != '/') {
+			if (!q) {
 				p++;
 				t.type = T_INVAL;
 				t.text = xstrndup(s, 1);

@@ -133,6 +133,8 @@ struct token {
 extern const char *const lex_words[]; /* K_ADD.. K_VALUES, NULL-ended */
 /* Splits @text (one logical line) into tokens ending with T_EOL. */
 int lex_line(const char *text, int first_line, struct token **toks, int *ntoks);
+const char *lex_string_end(const char *p); /* @p at a quote: its closing one, or NULL */
+const char *lex_regex_end(const char *p);  /* @p at a slash: the closing one, or NULL */
 void lex_free(struct token *toks, int ntoks);
 
 /* ---- parse.c ---- */

@@ -240,17 +240,9 @@ static bool has_comment(const char *l)
 	for (p = l; *p && *p != '\n'; p++) {
 		if (*p == '#')
 			return true;
-		if (*p == '\'') {
-			q = p + 1 + strcspn(p + 1, "'\n");
-			if (*q == '\'')
-				p = q;
-		} else if (*p == '/') {
-			for (q = p + 1; *q && *q != '\n' && *q != '/'; q++)
-				if (q[0] == '\\' && q[1] && q[1] != '\n')
-					q++;
-			if (*q == '/')
-				p = q;
-		}
+		q = *p == '\'' ? lex_string_end(p) : *p == '/' ? lex_regex_end(p) : NULL;
+		if (q)
+			p = q;
 	}
 	return false;
 }
