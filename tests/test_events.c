@@ -92,6 +92,39 @@ static void test_fork_clone_untraced_child_handle(void **state)
 	tl_close(h, TNFCTL_TARG_DEFAULT);
 }
 
+/*
+ * The same, but the child exits before the tracer can seize it (a slow
+ * tracer: valgrind, a loaded machine): its handle still reports its EXIT,
+ * with its status, from the exit record.
+ */
+static void test_fork_clone_untraced_child_exits_first(void **state)
+{
+	tnfctl_handle_t *h, *child = NULL;
+	tnfctl_event_info_t info;
+	struct tl_proc *p;
+	pid_t rpid;
+	int status;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 1);
+	h = tl_pid_open(p->pid);
+	tl_send(p, "untraced_fork_exit 6");
+	tl_expect_event(h, &child, TNFCTL_EVENT_FORK);
+	assert_non_null(child);
+	tl_info(h, &info);
+	assert_int_equal(tl_targ_pid(child), info.child_pid);
+	tl_expect_event(child, NULL, TNFCTL_EVENT_EXIT);
+	tl_info(child, &info);
+	assert_int_equal(info.exit_status, 6);
+	tl_close(child, TNFCTL_TARG_DEFAULT);
+	tl_send(p, "exit 9");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
+	parse_status_reply(tl_expect(p, "uforked "), &rpid, &status);
+	assert_int_equal(status, 6);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+}
+
 /* FORK with a child handle: the child is stopped and controlled to its EXIT. */
 static void test_fork_with_child_handle(void **state)
 {
@@ -406,6 +439,7 @@ int main(void)
 		TL_TEST(test_fork_without_child_handle),
 		TL_TEST(test_fork_with_child_handle),
 		TL_TEST(test_fork_clone_untraced_child_handle),
+		TL_TEST(test_fork_clone_untraced_child_exits_first),
 		TL_TEST(test_child_handle_default_close_resumes),
 		TL_TEST(test_exec_event),
 		TL_TEST(test_exec_event_exec_open_default_kills),

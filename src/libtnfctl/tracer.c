@@ -352,6 +352,9 @@ static void fail_open(struct target *t, int err)
  */
 static void mark_dead(struct target *t)
 {
+	/* A CLONE_UNTRACED child can run to its end before it is seized. */
+	if (t->phase == PH_CHILD)
+		t->exit_unseen = true;
 	t->dead = true;
 	tnf_events_untrack(t->tgid);
 }
@@ -1092,7 +1095,8 @@ static void bind_child(struct target *t, struct target *c)
 		t->child_sock = -1;
 		watch_fd(c->sock);
 		c->phase = PH_IDLE;
-		tnf_events_track(c->tgid, 0, c->r_state_addr);
+		if (!c->dead)
+			tnf_events_track(c->tgid, 0, c->r_state_addr);
 	} else {
 		close_detach(c, 0, true, -1);
 	}
@@ -1205,7 +1209,7 @@ static void op_continue(struct target *t, bool want_child, int child_sock)
 	unsigned int flags;
 	struct thr *th;
 
-	if (t->phase != PH_IDLE || (t->dead && !t->events)) {
+	if (t->phase != PH_IDLE || (t->dead && !t->events && !t->exit_unseen)) {
 		if (child_sock >= 0)
 			close(child_sock);
 		reply_err(t->sock, t->dead ? TNFCTL_ERR_NOPROCESS : TNFCTL_ERR_BADARG);
@@ -1230,7 +1234,8 @@ static void op_continue(struct target *t, bool want_child, int child_sock)
 	t->child_sock = child_sock;
 	t->stop_requested = false;
 	t->phase = PH_RUNNING;
-	if (!t->events) {
+	t->exit_unseen = false;
+	if (!t->events && !t->dead) {
 		/*
 		 * A followed child is stopped by ptrace's auto-attach in both stop
 		 * modes: traced from its birth, it never enters a group-stop, which

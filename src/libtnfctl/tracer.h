@@ -62,20 +62,21 @@ struct target {
 	bool exec_seen;	     /* EXEC record arrived (exec_open) */
 	bool dead;	     /* leader reaped */
 	bool exit_rec;	     /* EXIT record arrived */
+	bool exit_unseen;    /* died as an unbound fork child: CONTINUE reports it */
 	bool ended_group_stop;
-	bool lm_wait;	    /* PH_RUNNING: an event waits for a consistent link map */
-	bool keep_stop;	    /* pid_open of a process in someone else's job-control stop */
-	bool noprobes;	     /* TNFCTL_OPEN_NOPROBES: no runtime needed, no rtld sync wait */
+	bool lm_wait;	      /* PH_RUNNING: an event waits for a consistent link map */
+	bool keep_stop;	      /* pid_open of a process in someone else's job-control stop */
+	bool noprobes;	      /* TNFCTL_OPEN_NOPROBES: no runtime needed, no rtld sync wait */
 	bool startup_pending; /* NOPROBES: opened before rtld's start-up RT_CONSISTENT */
 	bool new_image;	      /* EXEC reported: the next CONTINUE (NOPROBES) sets the image up */
 	bool tty_intr;	      /* exec_open'd in its own group: a terminal SIGINT is ^C (EINTR) */
 	bool tty_sigint_seen; /* stopped for a ^C with that ^C's SIGINT still queued: swallow it */
-	bool close_cont;    /* PH_CLOSING: SIGCONT once every thread is detached */
-	int close_sig;	    /* PH_CLOSING: SIGSTOP for SUSPEND */
-	int close_reply;    /* PH_CLOSING: error to reply once detached, or -1 */
-	int fail_err;	    /* PH_KILLING: the error to reply once it is gone */
-	int expect_sigcont; /* SIGCONTs sent by us, to swallow */
-	int exit_code;	    /* kernel exit code (from the record or waitpid) */
+	bool close_cont;      /* PH_CLOSING: SIGCONT once every thread is detached */
+	int close_sig;	      /* PH_CLOSING: SIGSTOP for SUSPEND */
+	int close_reply;      /* PH_CLOSING: error to reply once detached, or -1 */
+	int fail_err;	      /* PH_KILLING: the error to reply once it is gone */
+	int expect_sigcont;   /* SIGCONTs sent by us, to swallow */
+	int exit_code;	      /* kernel exit code (from the record or waitpid) */
 	int wait_status;
 	uint64_t exit_time;
 	pid_t exit_tid; /* last thread to leave */

@@ -16,6 +16,7 @@
  *   untraced_fork N      -> clone(CLONE_UNTRACED) child _exit(N) once traced, as
  *                           LeakSanitizer's stop-the-world task is made:
  *                           "uforked <pid> status <s>"
+ *   untraced_fork_exit N -> the same, but the child _exit(N)s at once
  *   vfork_exec PATH      -> vfork child execs PATH: "vforked <pid> status <s>"
  *   spawn PATH           -> posix_spawn PATH: "spawned <pid> status <s>"
  *   exec PATH [ARG...]   -> execv from the main thread
@@ -50,9 +51,11 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -353,8 +356,12 @@ static void tgt_fork(int code, const char *path)
 	tgt_reply("forked %d status %d", (int)pid, tgt_wait(pid));
 }
 
-/* No ptrace fork option attaches it: the tracer must seize it itself. */
-static void tgt_untraced_fork(int code)
+/*
+ * No ptrace fork option attaches it: the tracer must seize it itself.
+ * @wait: the child waits until it is traced (or its parent dies), else
+ * it exits at once, before the tracer can seize it.
+ */
+static void tgt_untraced_fork(int code, bool wait)
 {
 	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_UNTRACED | SIGCHLD, 0, 0, 0, 0);
 
@@ -363,13 +370,13 @@ static void tgt_untraced_fork(int code)
 		return;
 	}
 	if (pid == 0) {
-		/* Waits to be traced (10 s at most, then 99): its exit is then seen. */
 		struct timespec ms = {0, 1000000};
-		int i;
 
-		for (i = 0; i < 10000 && tgt_tracer_pid() <= 0; i++)
+		/* The parent's death (the test's teardown) ends the wait. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		while (wait && tgt_tracer_pid() <= 0 && getppid() != 1)
 			nanosleep(&ms, NULL);
-		_exit(tgt_tracer_pid() > 0 ? code : 99);
+		_exit(code);
 	}
 	tgt_reply("uforked %d status %d", (int)pid, tgt_wait(pid));
 }
@@ -423,7 +430,9 @@ static void tgt_command(char *line)
 	} else if (!strcmp(line, "fork")) {
 		tgt_fork(atoi(arg), NULL);
 	} else if (!strcmp(line, "untraced_fork")) {
-		tgt_untraced_fork(atoi(arg));
+		tgt_untraced_fork(atoi(arg), true);
+	} else if (!strcmp(line, "untraced_fork_exit")) {
+		tgt_untraced_fork(atoi(arg), false);
 	} else if (!strcmp(line, "fork_exec")) {
 		tgt_fork(0, arg);
 	} else if (!strcmp(line, "vfork")) {
