@@ -93,35 +93,42 @@ static void test_fork_clone_untraced_child_handle(void **state)
 }
 
 /*
- * The same, but the child exits before the tracer can seize it (a slow
- * tracer: valgrind, a loaded machine): its handle still reports its EXIT,
- * with its status, from the exit record.
+ * The same, but the child exits at once: the tracer seizes it and sees it
+ * exit before the FORK is reported, or (a slow tracer: valgrind, a loaded
+ * machine) finds a zombie it cannot seize.  Either way its handle reports
+ * its EXIT, with its status, from the exit record.  Natively most rounds
+ * take the first way; under memcheck (CI) they take the second.
  */
 static void test_fork_clone_untraced_child_exits_first(void **state)
 {
-	tnfctl_handle_t *h, *child = NULL;
+	tnfctl_handle_t *h, *child;
 	tnfctl_event_info_t info;
 	struct tl_proc *p;
 	pid_t rpid;
-	int status;
+	int status, round;
 
 	(void)state;
 	tl_require_root();
 	p = tl_start_target(tl.target, 1);
 	h = tl_pid_open(p->pid);
-	tl_send(p, "untraced_fork_exit 6");
-	tl_expect_event(h, &child, TNFCTL_EVENT_FORK);
-	assert_non_null(child);
-	tl_info(h, &info);
-	assert_int_equal(tl_targ_pid(child), info.child_pid);
-	tl_expect_event(child, NULL, TNFCTL_EVENT_EXIT);
-	tl_info(child, &info);
-	assert_int_equal(info.exit_status, 6);
-	tl_close(child, TNFCTL_TARG_DEFAULT);
+	for (round = 0; round < 10; round++) {
+		child = NULL;
+		tl_send(p, "untraced_fork_exit 6");
+		tl_expect_event(h, &child, TNFCTL_EVENT_FORK);
+		assert_non_null(child);
+		tl_info(h, &info);
+		assert_int_equal(tl_targ_pid(child), info.child_pid);
+		tl_expect_event(child, NULL, TNFCTL_EVENT_EXIT);
+		tl_info(child, &info);
+		assert_int_equal(info.exit_status, 6);
+		tl_close(child, TNFCTL_TARG_DEFAULT);
+	}
 	tl_send(p, "exit 9");
 	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
-	parse_status_reply(tl_expect(p, "uforked "), &rpid, &status);
-	assert_int_equal(status, 6);
+	for (round = 0; round < 10; round++) {
+		parse_status_reply(tl_expect(p, "uforked "), &rpid, &status);
+		assert_int_equal(status, 6);
+	}
 	tl_close(h, TNFCTL_TARG_DEFAULT);
 }
 

@@ -422,6 +422,9 @@ static void on_fork_rec(struct target *t, const struct tnf_rec *r)
 						cth->expect_sigstop = 1;
 					else
 						thr_interrupt(c, cth);
+				} else if (tnf_proc_exiting(r->child)) {
+					/* Ran to its end first (slow tracer): EXIT ends it */
+					cth->zombie = true;
 				}
 			}
 			if (th && (r->flags & TNF_RF_VFORK) && (r->flags & TNF_RF_CHILD_STOPPED) &&

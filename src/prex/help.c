@@ -131,13 +131,26 @@ static const struct help topics[] = {
 const char *const help_topics[] = {"intro",	"functions", "kernel_mode", "probe_spec",
 				   "processes", "set_spec",  NULL};
 
+/* Every usage line two columns in, as the first; the tabbed text as it is. */
+static void print_indented(const char *text)
+{
+	const char *nl;
+
+	for (; *text; text = nl + 1) {
+		nl = strchr(text, '\n');
+		if (!nl)
+			nl = text + strlen(text) - 1;
+		printf("%s%.*s", *text == '\t' ? "" : "  ", (int)(nl - text + 1), text);
+	}
+}
+
 void help_general(void)
 {
 	size_t i;
 
 	printf("Commands:\n");
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		printf("  %s", commands[i].text);
+		print_indented(commands[i].text);
 	printf("\nType \"help <command>\" for one command, \"help <topic>\" for a topic.\n"
 	       "Topics:");
 	for (i = 0; help_topics[i]; i++)
@@ -159,7 +172,7 @@ void help_on(const char *word)
 			fputs(topics[i].text, stdout);
 			return;
 		}
-	semantic_error("no help on \"%s\"; the topics are intro, functions, kernel_mode, "
-		       "probe_spec, processes, set_spec",
-		       word);
+	/* the original's answer, on stdout: the general help follows */
+	printf("No help for %s\n", word);
+	help_general();
 }

@@ -76,7 +76,8 @@ void list_probes(struct exprlist *speclist, const char *setname, struct exprlist
 	if (setname) {
 		sel = set_find(setname);
 		if (!sel) {
-			semantic_error("no set named \"$%s\"", setname);
+			/* the original's words here (enable $nosuch names the set) */
+			semantic_error("missing or invalid set");
 			return;
 		}
 	}

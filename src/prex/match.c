@@ -211,6 +211,7 @@ struct spec *spec_new(const char *str, bool regex)
 	int err = 0;
 
 	s->regex = regex;
+	s->invalid = false;
 	s->str = strdup(str);
 	if (!s->str) {
 		perror("prex");
@@ -239,17 +240,17 @@ struct spec *spec_new(const char *str, bool regex)
 		free(bre);
 		return s;
 	}
+	/* The original still runs the command, with this spec matching nothing. */
 	free(bre);
-	free(s->str);
-	free(s);
-	return NULL;
+	s->invalid = true;
+	return s;
 }
 
 void spec_free(struct spec *s)
 {
 	if (!s)
 		return;
-	if (s->regex)
+	if (s->regex && !s->invalid)
 		regfree(&s->re);
 	free(s->str);
 	free(s);
@@ -257,6 +258,8 @@ void spec_free(struct spec *s)
 
 bool spec_match(const struct spec *s, const char *str)
 {
+	if (s->invalid)
+		return false;
 	if (s->regex)
 		return regexec(&s->re, str, 0, NULL, 0) == 0;
 	return strcmp(s->str, str) == 0;

@@ -27,9 +27,8 @@
 struct parser {
 	struct token *t;
 	int n, i;
-	bool bad;	   /* a syntax error was reported */
-	bool semantic_bad; /* a spec failed to compile */
-	bool quit;	   /* `quit`: done once the tokens are freed */
+	bool bad;  /* a syntax error was reported */
+	bool quit; /* `quit`: done once the tokens are freed */
 	tnfctl_targ_op_t quit_op;
 };
 
@@ -83,13 +82,9 @@ static bool is_spec(enum tok t)
 static struct spec *parse_spec(struct parser *p)
 {
 	struct token *t = next(p);
-	struct spec *s;
 
 	source_set_line(t->line);
-	s = spec_new(t->text, t->type == T_REGEXP);
-	if (!s)
-		p->semantic_bad = true;
-	return s;
+	return spec_new(t->text, t->type == T_REGEXP);
 }
 
 /* selector*: always a list (maybe empty), NULL after an error */
@@ -114,7 +109,7 @@ static struct exprlist *parse_exprlist(struct parser *p)
 		}
 		exprlist_add(l, left, right);
 	}
-	if (p->bad || p->semantic_bad) {
+	if (p->bad) {
 		exprlist_put(l);
 		return NULL;
 	}
@@ -128,10 +123,6 @@ static struct exprlist *parse_speclist(struct parser *p)
 
 	while (is_spec(peek(p)->type))
 		exprlist_add(l, NULL, parse_spec(p));
-	if (p->semantic_bad) {
-		exprlist_put(l);
-		return NULL;
-	}
 	return l;
 }
 

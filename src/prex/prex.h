@@ -143,6 +143,7 @@ void parse_line(const char *text, int first_line);
 /* ---- match.c ---- */
 struct spec {
 	bool regex;
+	bool invalid; /* a regex that did not compile: matches nothing, as in the original */
 	char *str;
 	regex_t re;
 };
@@ -155,7 +156,7 @@ struct exprlist {
 	int n;
 	struct expr *v;
 };
-struct spec *spec_new(const char *str, bool regex); /* NULL: bad regex (reported) */
+struct spec *spec_new(const char *str, bool regex); /* a bad regex is reported, ->invalid */
 void spec_free(struct spec *s);
 bool spec_match(const struct spec *s, const char *str);
 void spec_print(FILE *fp, const struct spec *s);
