@@ -166,8 +166,8 @@ static void test_session_every_command(void **state)
 			 "name=tl_main_str trace=off \n"
 			 "name=tl_main_tick funcs=&tick \n"
 			 "name=tl_main_str funcs=<no value> \n"
-			 "&debug    tnf_probe_debug\n"
-			 "&tick     tlpre_func_a\n"
+			 "&debug    tnf_probe_debug         \n"
+			 "&tick     tlpre_func_a            \n"
 			 "[0] enable  'name'='tl_main_tick' 'name'='tl_main_str' \n"
 			 "[1] connect &tick 'name'='tl_main_tick' \n"
 			 "[2] connect &debug 'name'='tl_main_str' \n"
@@ -184,11 +184,11 @@ static void test_session_every_command(void **state)
 	assert_string_equal(out, want);
 	assert_string_equal(
 		err,
-		"\"<stdin>\", line 20: semantic error: \"buffer\" controls kernel tracing; it "
+		"\"<STDIN>\", line 20: semantic error: \"buffer\" controls kernel tracing; it "
 		"needs prex -k, which is not available on Linux\n"
-		"\"<stdin>\", line 21: semantic error: \"ktrace\" controls kernel tracing; it "
+		"\"<STDIN>\", line 21: semantic error: \"ktrace\" controls kernel tracing; it "
 		"needs prex -k, which is not available on Linux\n"
-		"\"<stdin>\", line 22: semantic error: \"pfilter\" controls kernel tracing; it "
+		"\"<STDIN>\", line 22: semantic error: \"pfilter\" controls kernel tracing; it "
 		"needs prex -k, which is not available on Linux\n"
 		"prex: target process exited\n");
 	st = dump(trace, dumped, sizeof(dumped));
@@ -272,19 +272,19 @@ static void test_selectors(void **state)
 		 source_line("tests/helpers/tl_probes.c", "TNF_PROBE_1(tl_main_str"));
 	assert_string_equal(out, want);
 	snprintf(want, sizeof(want),
-		 "\"<stdin>\", line 15: semantic error: invalid regular expression /[/: "
+		 "\"<STDIN>\", line 15: semantic error: invalid regular expression /[/: "
 		 "Invalid regular expression\n"
-		 "\"<stdin>\", line 16: syntax error on or before \"trace\"\n"
-		 "\"<stdin>\", line 17: semantic error: no function named \"&nosuch\"\n"
-		 "\"<stdin>\", line 18: semantic error: no set named \"$nosuch\"\n"
+		 "\"<STDIN>\", line 16: syntax error on or before \"trace\"\n"
+		 "\"<STDIN>\", line 17: semantic error: no function named \"&nosuch\"\n"
+		 "\"<STDIN>\", line 18: semantic error: no set named \"$nosuch\"\n"
 		 "\"bad.prex\", line 3: semantic error: invalid regular expression /\\(/: "
 		 "Unmatched ( or \\(\n"
-		 "\"<stdin>\", line 22: syntax error on or before \"$all\"\n"
-		 "\"<stdin>\", line 23: syntax error on or before \"'\"\n"
-		 "\"<stdin>\", line 24: semantic error: missing or invalid set\n"
-		 "\"<stdin>\", line 25: semantic error: invalid regular expression /\\(/: "
+		 "\"<STDIN>\", line 22: syntax error on or before \"$all\"\n"
+		 "\"<STDIN>\", line 23: syntax error on or before \"'\"\n"
+		 "\"<STDIN>\", line 24: semantic error: missing or invalid set\n"
+		 "\"<STDIN>\", line 25: semantic error: invalid regular expression /\\(/: "
 		 "Unmatched ( or \\(\n"
-		 "\"<stdin>\", line 26: semantic error: invalid regular expression /\\(/: "
+		 "\"<STDIN>\", line 26: semantic error: invalid regular expression /\\(/: "
 		 "Unmatched ( or \\(\n");
 	assert_string_equal(err, want);
 	prex_close_fds(x);
@@ -337,9 +337,9 @@ static void test_selectors_basic_regex(void **state)
 					 "name=tl_thr \n"
 					 "name=tl_child \n");
 	assert_string_equal(
-		err, "\"<stdin>\", line 13: semantic error: invalid regular expression //: "
+		err, "\"<STDIN>\", line 13: semantic error: invalid regular expression //: "
 		     "empty\n"
-		     "\"<stdin>\", line 14: semantic error: invalid regular expression /\\(/: "
+		     "\"<STDIN>\", line 14: semantic error: invalid regular expression /\\(/: "
 		     "Unmatched ( or \\(\n");
 	prex_close_fds(x);
 }
@@ -452,7 +452,7 @@ static void test_prexrc(void **state)
 					 "name=tl_main_str \n");
 	snprintf(want, sizeof(want),
 		 "\"%s\", line 2: syntax error on or before \"bogus\"\n"
-		 "\"<stdin>\", line 1: syntax error on or before \"$c\"\n",
+		 "\"<STDIN>\", line 1: syntax error on or before \"$c\"\n",
 		 rc_home);
 	assert_string_equal(err, want);
 	close(x->out.fd);

@@ -145,9 +145,9 @@ static void test_nul_byte(void **state)
 	(void)state;
 	run_script("edges-nul", in, sizeof(in) - 1, out, sizeof(out), err, sizeof(err));
 	assert_string_equal(out, "$all      'keys'=/.*/ \n");
-	assert_string_equal(err, "\"<stdin>\", line 2: syntax error on or before \"\\0\"\n"
-				 "\"<stdin>\", line 3: syntax error on or before \"\\0\"\n"
-				 "\"<stdin>\", line 4: syntax error on or before \"\\0\"\n");
+	assert_string_equal(err, "\"<STDIN>\", line 2: syntax error on or before \"\\0\"\n"
+				 "\"<STDIN>\", line 3: syntax error on or before \"\\0\"\n"
+				 "\"<STDIN>\", line 4: syntax error on or before \"\\0\"\n");
 }
 
 /*
@@ -170,10 +170,211 @@ static void test_lexing(void **state)
 	(void)state;
 	run_script("edges-lex", in, sizeof(in) - 1, out, sizeof(out), err, sizeof(err));
 	assert_string_equal(out, "$all      'keys'=/.*/ \n"
-				 "&debug    tnf_probe_debug\n"
+				 "&debug    tnf_probe_debug         \n"
 				 "name=tl_thr \n");
 	/* line 1 was run_then_stop's */
-	assert_string_equal(err, "\"<stdin>\", line 6: syntax error on or before \"\r\"\n");
+	assert_string_equal(err, "\"<STDIN>\", line 6: syntax error on or before \"\r\"\n");
+}
+
+/*
+ * Scripted sessions, each with its exact stdout (after the first stop's
+ * banner), stderr and exit status: the commands, selector forms and
+ * errors, as the original prex answers them (reference §5), and the
+ * places where ours differs on purpose (README "prex and the original").
+ * The target is tl_probes, stopped before main: its probes are tl_main_tick
+ * ("tl main"), tl_main_str ("tl main"), tl_thr, tl_child and tl_vchild.
+ */
+struct session {
+	const char *name, *in, *out, *err;
+	int status;
+};
+
+static const struct session sessions[] = {
+	{"selector-forms",
+	 "list name probes tl\n"
+	 "list name probes 'tl main'\n"
+	 "list name probes main\n"
+	 "list name probes name=tl_thr name=/vch/\n"
+	 "list name probes /^tl m/\n"
+	 "list name 'keys' probes name='tl_child'\n"
+	 "list /^na/ probes name=tl_main_str\n"
+	 "quit\n",
+	 /* a value is matched word by word: tl is in every keys, 'tl main' in none */
+	 "name=tl_main_tick \nname=tl_main_str \nname=tl_thr \nname=tl_child \n"
+	 "name=tl_vchild \n"
+	 "name=tl_main_tick \nname=tl_main_str \n"
+	 "name=tl_thr \nname=tl_vchild \n"
+	 "name=tl_child keys=tl child \n"
+	 "name=tl_main_str \n",
+	 "", 0},
+	{"probe-commands-and-history",
+	 "enable name=tl_thr\n"
+	 "disable $all\n"
+	 "trace name=/main/\n"
+	 "untrace 'name'='tl_child'\n"
+	 "connect &debug name=tl_main_str\n"
+	 "clear name=tl_main_str\n"
+	 "enable\n"
+	 "list history\n"
+	 "list 'enable' 'trace' funcs probes name=tl_main_str name=tl_child\n"
+	 "quit\n",
+	 "[0] enable  'name'='tl_thr' \n"
+	 "[1] disable 'keys'=/.*/ \n"
+	 "[2] trace   'name'=/main/ \n"
+	 "[3] untrace 'name'='tl_child' \n"
+	 "[4] connect &debug 'name'='tl_main_str' \n"
+	 "[5] clear   'name'='tl_main_str' \n"
+	 /* as the original: an empty selector list is kept and matches nothing */
+	 "[6] enable  \n"
+	 "enable=off trace=on funcs=<no value> \n"
+	 "enable=off trace=off funcs=<no value> \n",
+	 "", 0},
+	{"sets-and-functions",
+	 "create $m name=/^tl_main/\n"
+	 "create &tick tnf_probe_debug\n"
+	 "create &debug main\n"
+	 "list sets\n"
+	 "list fcns\n"
+	 "list name probes $m\n"
+	 "quit\n",
+	 "$all      'keys'=/.*/ \n"
+	 "$m        'name'=/^tl_main/ \n"
+	 "&tick     tnf_probe_debug         \n"
+	 "&debug    main                    \n"
+	 "name=tl_main_tick \nname=tl_main_str \n",
+	 "", 0},
+	{"unknown-names",
+	 "enable $nosuch\n"
+	 "list probes $nosuch\n"
+	 "connect &nosuch name=tl_thr\n"
+	 "connect &nosuch $all\n"
+	 "quit\n",
+	 "",
+	 "\"<STDIN>\", line 1: semantic error: no set named \"$nosuch\"\n"
+	 "\"<STDIN>\", line 2: semantic error: missing or invalid set\n"
+	 "\"<STDIN>\", line 3: semantic error: no function named \"&nosuch\"\n"
+	 "\"<STDIN>\", line 4: semantic error: no function named \"&nosuch\"\n",
+	 0},
+	{"bad-regex-runs-the-rest",
+	 "create $s name=/\\(/ name=tl_thr\n"
+	 "list sets\n"
+	 "list name probes $s\n"
+	 "list name probes // name=tl_child\n"
+	 "quit\n",
+	 "$all      'keys'=/.*/ \n"
+	 "$s        'name'=/\\(/ 'name'='tl_thr' \n"
+	 "name=tl_thr \nname=tl_child \n",
+	 "\"<STDIN>\", line 1: semantic error: invalid regular expression /\\(/: "
+	 "Unmatched ( or \\(\n"
+	 "\"<STDIN>\", line 4: semantic error: invalid regular expression //: empty\n",
+	 0},
+	{"syntax-errors",
+	 "quit now\n"
+	 "list\n"
+	 "enable name=\n"
+	 "frobnicate $all\n"
+	 "list sets extra\n"
+	 "create $s\n"
+	 "list sets\n"
+	 "quit\n",
+	 "$all      'keys'=/.*/ \n"
+	 "$s        \n",
+	 "\"<STDIN>\", line 1: syntax error on or before \"now\"\n"
+	 "\"<STDIN>\", line 2: syntax error on or before \"\\n\"\n"
+	 "\"<STDIN>\", line 3: syntax error on or before \"\\n\"\n"
+	 "\"<STDIN>\", line 4: syntax error on or before \"frobnicate\"\n"
+	 "\"<STDIN>\", line 5: syntax error on or before \"extra\"\n",
+	 0},
+	{"source",
+	 "source /tmp/x.prex\n"
+	 "source 'nosuch.prex'\n"
+	 "quit\n",
+	 "",
+	 "\"<STDIN>\", line 1: syntax error on or before \"/tmp/\"\n"
+	 "prex: a file name that is not a plain word goes in single quotes: "
+	 "source '/path/to/file'\n"
+	 "\"<STDIN>\", line 2: semantic error: cannot open \"nosuch.prex\": "
+	 "No such file or directory\n",
+	 0},
+	/* ours runs a last line without its newline (the original dropped it) */
+	{"last-line-unterminated", "list sets", "$all      'keys'=/.*/ \n", "", 0},
+	/* the end of stdin is quit (DEFAULT: the target prex started is killed) */
+	{"eof-is-quit", "list fcns\n", "&debug    tnf_probe_debug         \n", "", 0},
+};
+
+static void run_session(const struct session *t)
+{
+	static char out[65536], err[65536], want[65536];
+	const char *opts[] = {"-o", NULL, NULL};
+	char trace[PATH_MAX], name[128];
+	struct prex *x;
+	int st;
+
+	snprintf(name, sizeof(name), "session-%s", t->name);
+	trace_path(trace, sizeof(trace), name);
+	opts[1] = trace;
+	x = prex_spawn(opts, true, NULL, NULL);
+	assert_int_equal(tl_write_all(x->in_w, t->in, strlen(t->in)), 0);
+	close(x->in_w);
+	x->in_w = -1;
+	st = prex_wait(x);
+	rd_rest(&x->out, out, sizeof(out));
+	rd_rest(&x->err, err, sizeof(err));
+	snprintf(want, sizeof(want), STOPPED "%s", t->out);
+	if (strcmp(out, want) || strcmp(err, t->err) || st != t->status)
+		fail_msg("session %s:\n--- stdout\n%s--- want\n%s--- stderr\n%s--- want\n%s"
+			 "--- status %d, want %d",
+			 t->name, out, want, err, t->err, st, t->status);
+	close(x->out.fd);
+	close(x->err.fd);
+}
+
+static void test_sessions(void **state)
+{
+	size_t i;
+
+	(void)state;
+	tl_require_root();
+	prex_paths();
+	for (i = 0; i < sizeof(sessions) / sizeof(sessions[0]); i++)
+		run_session(&sessions[i]);
+}
+
+/*
+ * Where the original crashed: `create &debug ...` freed a string literal,
+ * and a few hundred connects overflowed its 2048-byte attribute buffer.
+ * Ours redefines &debug and lists every connected function.
+ */
+static void test_original_crashes(void **state)
+{
+	static char in[65536], out[65536], err[8192], want[8192];
+	const char *opts[] = {"-o", NULL, NULL};
+	char trace[PATH_MAX];
+	struct prex *x;
+	size_t n = 0;
+	int i;
+
+	(void)state;
+	tl_require_root();
+	prex_paths();
+	trace_path(trace, sizeof(trace), "edges-crashes");
+	opts[1] = trace;
+	n += snprintf(in + n, sizeof(in) - n, "create &debug tnf_probe_debug\n");
+	for (i = 0; i < 300; i++)
+		n += snprintf(in + n, sizeof(in) - n, "connect &debug name=tl_thr\n");
+	n += snprintf(in + n, sizeof(in) - n, "list funcs probes name=tl_thr\nquit\n");
+	x = prex_spawn(opts, true, NULL, NULL);
+	assert_int_equal(tl_write_all(x->in_w, in, n), 0);
+	assert_int_equal(prex_wait(x), 0);
+	rd_rest(&x->out, out, sizeof(out));
+	rd_rest(&x->err, err, sizeof(err));
+	n = snprintf(want, sizeof(want), STOPPED "funcs=");
+	for (i = 0; i < 300; i++)
+		n += snprintf(want + n, sizeof(want) - n, "&debug ");
+	snprintf(want + n, sizeof(want) - n, "\n");
+	assert_string_equal(out, want);
+	assert_string_equal(err, "");
+	prex_close_fds(x);
 }
 
 /* A redefined set or function alias moves to the end of its list, as in the original. */
@@ -195,9 +396,9 @@ static void test_redefined_moves_to_end(void **state)
 	assert_string_equal(out, "$all      'keys'=/.*/ \n"
 				 "$b        'name'='y' \n"
 				 "$a        'name'='z' \n"
-				 "&debug    tnf_probe_debug\n"
-				 "&f2       main\n"
-				 "&f1       main\n");
+				 "&debug    tnf_probe_debug         \n"
+				 "&f2       main                    \n"
+				 "&f1       main                    \n");
 	assert_string_equal(err, "");
 }
 
@@ -238,11 +439,11 @@ static void test_source_dir_and_loop(void **state)
 	rd_rest(&x->err, err, sizeof(err));
 	assert_string_equal(out, STOPPED "$all      'keys'=/.*/ \n");
 	assert_string_equal(err,
-			    "\"<stdin>\", line 1: semantic error: cannot open \"adir\": Is a "
+			    "\"<STDIN>\", line 1: semantic error: cannot open \"adir\": Is a "
 			    "directory\n"
 			    "\"loop\", line 1: semantic error: cannot open \"loop\": files sourced "
 			    "too deeply (a loop?)\n"
-			    "\"<stdin>\", line 4: semantic error: cannot open \"nowhere\": No such "
+			    "\"<STDIN>\", line 4: semantic error: cannot open \"nowhere\": No such "
 			    "file or directory\n");
 	prex_close_fds(x);
 }
@@ -254,6 +455,8 @@ int main(void)
 		TL_TEST(test_nul_byte),
 		TL_TEST(test_lexing),
 		TL_TEST(test_redefined_moves_to_end),
+		TL_TEST(test_sessions),
+		TL_TEST(test_original_crashes),
 		TL_TEST(test_source_dir_and_loop),
 		TL_FINAL_TEST,
 	};

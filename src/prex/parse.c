@@ -278,8 +278,13 @@ static void statement(struct parser *p)
 		return parse_list(p);
 	case K_SOURCE:
 		w = peek(p);
-		if (w->type != T_VALSTR && w->type != T_IDENT)
-			return fail(p);
+		if (w->type != T_VALSTR && w->type != T_IDENT) {
+			fail(p);
+			/* a path with / or - is no IDENT: say how to write it */
+			prex_msg("a file name that is not a plain word goes in single quotes: "
+				 "source '/path/to/file'");
+			return;
+		}
 		next(p);
 		if (expect_eol(p) && source_push(w->text))
 			semantic_error("cannot open \"%s\": %s", w->text,

@@ -116,8 +116,9 @@ void fcns_list(void)
 {
 	int i;
 
+	/* the original's columns, the symbol padded too */
 	for (i = 0; i < nfcns; i++)
-		printf("&%-8s %s\n", fcns[i].name, fcns[i].entry);
+		printf("&%-8s %-24s\n", fcns[i].name, fcns[i].entry);
 }
 
 const char *set_name_at(int i)

@@ -6,7 +6,7 @@
  * $HOME is read first, then the one in the current directory, then the
  * user's input.  The end of stdin acts as `quit` when it is not a terminal
  * and as an empty line when it is.  Messages about a line name its source
- * and line number: "<stdin>", line 3: ...
+ * and line number: "<STDIN>", line 3: ...
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -17,7 +17,7 @@
 
 #include "prex.h"
 
-#define STDIN_NAME "<stdin>"
+#define STDIN_NAME "<STDIN>"
 #define MAX_DEPTH  64 /* `source` nesting; a file sourcing itself stops here */
 
 struct source {
