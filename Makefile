@@ -57,7 +57,9 @@ PROBE_OBJS := $(PROBE_SRCS:%.c=$(B)/%.o)
 TNF_SRCS := $(wildcard src/libtnf/*.c)
 TNF_OBJS := $(TNF_SRCS:%.c=$(B)/%.o)
 DUMP_SRCS := $(wildcard src/tnfdump/*.c)
-DUMP_OBJS := $(DUMP_SRCS:%.c=$(B)/%.o)
+DUMP_OBJS := $(DUMP_SRCS:%.c=$(B)/%.o) $(B)/src/common/json_out.o
+# tnfctl-follow: the example, its JSON writer, and the JSON string writer it shares with tnfdump.
+FOLLOW_SRCS := examples/tnfctl-follow.c examples/follow_out.c src/common/json_out.c
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 # tests/stress/test_stress: short sizes in `make check`, full in `make stress`.
@@ -116,8 +118,8 @@ $(B)/libtnf.a: $(TNF_OBJS)
 $(B)/tnfdump: $(DUMP_OBJS) $(B)/libtnf.a
 	$(CC) $(LDFLAGS) -o $@ $(DUMP_OBJS) $(B)/libtnf.a -lm
 
-$(B)/tnfctl-follow: examples/tnfctl-follow.c include/tnf/tnfctl.h $(B)/libtnfctl.so
-	$(CC) $(CFLAGS) -o $@ $< -L$(B) -ltnfctl -lpthread -Wl,-rpath,'$$ORIGIN'
+$(B)/tnfctl-follow: $(FOLLOW_SRCS) examples/follow_out.h include/tnf/tnfctl.h $(B)/libtnfctl.so
+	$(CC) $(CFLAGS) -o $@ $(FOLLOW_SRCS) -L$(B) -ltnfctl -lpthread -Wl,-rpath,'$$ORIGIN'
 
 $(B)/tnftrace: examples/tnftrace.c include/tnf/tnfctl.h $(B)/libtnfctl.so
 	$(CC) $(CFLAGS) -o $@ $< -L$(B) -ltnfctl -lpthread -Wl,-rpath,'$$ORIGIN'
@@ -274,7 +276,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := fuzz_tnf fuzz_prex
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc/common
-FUZZ_TNF_SRCS := $(TNF_SRCS) $(filter-out src/tnfdump/main.c,$(DUMP_SRCS))
+FUZZ_TNF_SRCS := $(TNF_SRCS) $(filter-out src/tnfdump/main.c,$(DUMP_SRCS)) src/common/json_out.c
 FUZZ_PREX_SRCS := $(addprefix src/prex/,lex.c parse.c match.c sets.c cmd.c history.c list.c help.c)
 
 $(B)/fuzz/fuzz_tnf: tests/fuzz/fuzz_tnf.c $(FUZZ_TNF_SRCS) $(wildcard src/libtnf/*.h src/tnfdump/*.h)
@@ -313,7 +315,7 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCDIR@|$(INCDIR)|g' \
 		-e 's|@VERSION@|$(VERSION)|g' tnfctl.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/tnfctl.pc
 	chmod 0644 $(DESTDIR)$(LIBDIR)/pkgconfig/tnfctl.pc
-	$(CC) $(CFLAGS) -o $(DESTDIR)$(BINDIR)/tnfctl-follow examples/tnfctl-follow.c \
+	$(CC) $(CFLAGS) -o $(DESTDIR)$(BINDIR)/tnfctl-follow $(FOLLOW_SRCS) \
 		-L$(B) -ltnfctl -lpthread -Wl,-rpath,$(LIBDIR)
 	$(CC) $(CFLAGS) -o $(DESTDIR)$(BINDIR)/tnftrace examples/tnftrace.c \
 		-L$(B) -ltnfctl -lpthread -Wl,-rpath,$(LIBDIR)

@@ -2,12 +2,13 @@
 /*
  * tnfctl-follow - follow a process tree with libtnfctl and print its events.
  *
- *	tnfctl-follow [--no-stop] [-o FILE] -- CMD [ARGS...]
- *	tnfctl-follow [--no-stop] [-o FILE] -p PID
+ *	tnfctl-follow [--no-stop] [--format=text|ndjson|json] [-o FILE] -- CMD [ARGS...]
+ *	tnfctl-follow [--no-stop] [--format=text|ndjson|json] [-o FILE] -p PID
  *
  * Starts CMD under control (tnfctl_exec_open_flags) or attaches to PID
  * (tnfctl_pid_open_flags), then follows every process of the tree and prints
- * one line per event: milliseconds since start, pid, event, details.  It
+ * one line per event: milliseconds since start, pid, event, details (or, with
+ * --format, one JSON object per event, or a Perfetto trace: follow_out.c).  It
  * never touches a probe, so it opens with TNFCTL_OPEN_NOPROBES: no process's
  * environment is changed (no LD_PRELOAD), and static programs, `env -i`
  * children and sanitizer builds are followed like any other.  CMD runs as
@@ -27,7 +28,8 @@
  * privilege), else the root's status.  Built only on the public API of
  * <tnf/tnfctl.h>:
  *
- *	cc -o tnfctl-follow tnfctl-follow.c $(pkg-config --cflags --libs tnfctl) -lpthread
+ *	cc -I../src/common -o tnfctl-follow tnfctl-follow.c follow_out.c \
+ *		../src/common/json_out.c $(pkg-config --cflags --libs tnfctl) -lpthread
  *
  * How it works:
  *  - One thread per handle, looping on tnfctl_continue().  A FORK hands the
@@ -81,6 +83,8 @@
 
 #include <tnf/tnfctl.h>
 
+#include "follow_out.h"
+
 /* Every process: no probes touched (no preload), failed execs reported. */
 #define OPEN_FLAGS (TNFCTL_OPEN_NOPROBES | TNFCTL_OPEN_EXEC_FAILED)
 
@@ -94,21 +98,20 @@ struct follower {
 	struct follower *next;
 };
 
-static FILE *out; /* event lines, written under out_lock */
-static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+static const char *out_name = "stdout"; /* for a write error's message */
 static uint64_t start_ns;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* guards the next two */
 static struct follower *followers;			 /* live follower threads */
 static int root_status = -1;				 /* -1: not known (yet) */
-static int root_sig;					 /* the signal that ended the root, else 0 */
-static int done_fd = -1;				 /* eventfd: all followers ended */
-static int wake_fd[2] = {-1, -1};			 /* self-pipe of on_term() */
-static atomic_int stop_sig;				 /* -p: termination signal, 0 if none */
-static atomic_uint fwd_pending;				 /* CMD: signals to pass on (bit N) */
-static int fwd_sig;	/* under lock: last signal passed on to the tree, 0 if none */
-static uint64_t fwd_ns; /* under lock: when */
-static bool attached;	/* -p PID: detach on a signal instead of passing it on */
+static int root_sig;		  /* the signal that ended the root, else 0 */
+static int done_fd = -1;	  /* eventfd: all followers ended */
+static int wake_fd[2] = {-1, -1}; /* self-pipe of on_term() */
+static atomic_int stop_sig;	  /* -p: termination signal, 0 if none */
+static atomic_uint fwd_pending;	  /* CMD: signals to pass on (bit N) */
+static int fwd_sig;		  /* under lock: last signal passed on to the tree, 0 if none */
+static uint64_t fwd_ns;		  /* under lock: when */
+static bool attached;		  /* -p PID: detach on a signal instead of passing it on */
 
 /* The signals tnfctl-follow passes on to the tree (CMD) or detaches on (-p). */
 static const int term_sigs[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
@@ -141,112 +144,30 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* One event line; also covers strsignal()'s buffer with out_lock. */
-static void print_line(uint64_t time_ns, pid_t pid, const char *event, const char *path, long num,
-		       int sig)
-{
-	char details[4096 + 64] = "";
-
-	pthread_mutex_lock(&out_lock);
-	if (path)
-		snprintf(details, sizeof(details), "%s", path);
-	else if (!strcmp(event, "FORK"))
-		snprintf(details, sizeof(details), "child %ld", num);
-	else if (!strcmp(event, "EXIT"))
-		snprintf(details, sizeof(details), "status %ld", num);
-	else if (!strcmp(event, "TARGGONE"))
-		snprintf(details, sizeof(details), "signal %d (%s)", sig, strsignal(sig));
-	fprintf(out, "%10.3f %7d %-8s %s\n", (double)(int64_t)(time_ns - start_ns) / 1e6, pid,
-		event, details);
-	fflush(out);
-	pthread_mutex_unlock(&out_lock);
-}
-
-/*
- * @s as one sh word: as is when only safe characters, else in single quotes
- * (every byte literal, a newline and non-UTF-8 bytes included; ' as '\'').
- */
-static void put_quoted(FILE *fp, const char *s)
-{
-	const char *p;
-
-	if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-			    "_@%+=:,./-") == strlen(s)) {
-		fputs(s, fp);
-		return;
-	}
-	fputc('\'', fp);
-	for (p = s; *p; p++)
-		if (*p == '\'')
-			fputs("'\\''", fp);
-		else
-			fputc(*p, fp);
-	fputc('\'', fp);
-}
-
-/*
- * EXEC: "PATH: ARGV", the arguments as sh words (a truncated argv says so);
- * EXECFAIL: "PATH: ENAME (message)".  Without details, just the path.
- */
-static void print_exec(uint64_t time_ns, pid_t pid, const char *event, const char *path,
-		       const struct tnfctl_exec_info *x)
-{
-	const char *name;
-	size_t len = 0;
-	char *buf = NULL;
-	FILE *fp;
-	int i;
-
-	fp = open_memstream(&buf, &len);
-	if (!fp) {
-		print_line(time_ns, pid, event, path, 0, 0);
-		return;
-	}
-	put_quoted(fp, x ? x->path : path);
-	if (x && x->error) {
-		name = strerrorname_np(x->error);
-		fprintf(fp, ": %s (%s)", name ? name : "errno", strerror(x->error));
-		if (!name)
-			fprintf(fp, " %d", x->error);
-	} else if (x) {
-		fputc(':', fp);
-		for (i = 0; i < x->argc; i++) {
-			fputc(' ', fp);
-			put_quoted(fp, x->argv[i]);
-		}
-		if (x->flags & TNFCTL_EXEC_ARGV_TRUNCATED)
-			fprintf(fp, " [argv truncated: %zu bytes]", x->argv_bytes);
-	}
-	fclose(fp);
-	pthread_mutex_lock(&out_lock);
-	fprintf(out, "%10.3f %7d %-8s %s\n", (double)(int64_t)(time_ns - start_ns) / 1e6, pid,
-		event, buf);
-	fflush(out);
-	pthread_mutex_unlock(&out_lock);
-	free(buf);
-}
-
-/* Print the event tnfctl_continue() just returned; @info receives its details. */
+/* Write the event tnfctl_continue() just returned; @info receives its details. */
 static void print_event(struct follower *f, tnfctl_event_t evt, tnfctl_event_info_t *info)
 {
 	struct tnfctl_exec_info x = {.sz = sizeof(x)};
-	const char *path = NULL;
+	struct follow_ev e = {.event = event_names[evt], .core = -1};
 
 	if (tnfctl_event_info_get(f->h, info) != TNFCTL_ERR_NONE) {
 		memset(info, 0, sizeof(*info));
 		info->pid = f->pid;
 		info->time_ns = now_ns();
 	}
-	if (evt == TNFCTL_EVENT_EXEC || evt == TNFCTL_EVENT_EXEC_FAILED) {
-		print_exec(info->time_ns, info->pid, event_names[evt], info->path,
-			   tnfctl_event_exec_get(f->h, &x) == TNFCTL_ERR_NONE ? &x : NULL);
-		return;
-	}
-	if (evt == TNFCTL_EVENT_EXEC || evt == TNFCTL_EVENT_DLOPEN || evt == TNFCTL_EVENT_DLCLOSE)
-		path = info->path;
-	print_line(info->time_ns, info->pid, event_names[evt], path,
-		   evt == TNFCTL_EVENT_FORK ? info->child_pid : info->exit_status,
-		   info->term_signal);
+	e.time_ns = info->time_ns;
+	e.pid = info->pid;
+	e.tid = info->tid;
+	e.child = info->child_pid;
+	e.status = info->exit_status;
+	e.signal = info->term_signal;
+	if (evt == TNFCTL_EVENT_EXEC || evt == TNFCTL_EVENT_EXEC_FAILED ||
+	    evt == TNFCTL_EVENT_DLOPEN || evt == TNFCTL_EVENT_DLCLOSE)
+		e.path = info->path;
+	if ((evt == TNFCTL_EVENT_EXEC || evt == TNFCTL_EVENT_EXEC_FAILED) &&
+	    tnfctl_event_exec_get(f->h, &x) == TNFCTL_ERR_NONE)
+		e.x = &x;
+	follow_out_event(&e);
 }
 
 static void *follow(void *arg);
@@ -315,7 +236,11 @@ static void *follow(void *arg)
 			info.pid = f->pid;
 			info.time_ns = now_ns();
 			info.term_signal = SIGKILL;
-			print_line(info.time_ns, info.pid, event_names[evt], NULL, 0, SIGKILL);
+			follow_out_event(&(struct follow_ev){.time_ns = info.time_ns,
+							     .pid = info.pid,
+							     .event = event_names[evt],
+							     .signal = SIGKILL,
+							     .core = -1});
 		} else if (err != TNFCTL_ERR_NONE) {
 			msg("pid %d: %s; detached", f->pid, tnfctl_strerror(err));
 			tnfctl_close(f->h, TNFCTL_TARG_RESUME);
@@ -453,10 +378,14 @@ static void die_like(int sig)
 
 static void usage(FILE *fp, int status)
 {
-	fputs("usage: tnfctl-follow [--no-stop] [-o FILE] -- CMD [ARGS...]\n"
-	      "       tnfctl-follow [--no-stop] [-o FILE] -p PID\n"
+	fputs("usage: tnfctl-follow [--no-stop] [--format=F] [-o FILE] -- CMD [ARGS...]\n"
+	      "       tnfctl-follow [--no-stop] [--format=F] [-o FILE] -p PID\n"
 	      "Follow CMD (or process PID) and every process it creates, one line per event.\n"
 	      "  -o, --output FILE  write the events to FILE instead of stdout\n"
+	      "      --format=F     text (the default: ms pid event details), ndjson (one\n"
+	      "                     JSON object per event, flushed per line) or json (a\n"
+	      "                     Chrome trace-event file for Perfetto: a slice per\n"
+	      "                     process image, written when the tree has ended)\n"
 	      "  -p, --pid PID      attach to a running process\n"
 	      "      --no-stop      watch without stopping anything (tnfctl_watch_*); with -p,\n"
 	      "                     the processes PID already created are followed too\n"
@@ -536,36 +465,43 @@ static int open_failed(const char *name, bool cmd, tnfctl_errcode_t err, int e)
 	return 1;
 }
 
-/* Print one watch event as the stopping mode prints its events. */
+/* Write one watch event as the stopping mode writes its events. */
 static void print_watch_event(tnfctl_watch_t *w, const tnfctl_watch_event_t *ev)
 {
 	struct tnfctl_exec_info x = {.sz = sizeof(x)};
+	struct follow_ev e = {.time_ns = ev->time_ns,
+			      .pid = ev->pid,
+			      .tid = ev->tid,
+			      .ppid = ev->ppid,
+			      .core = -1};
 
 	switch (ev->kind) {
 	case TNFCTL_WATCH_FORK:
-		print_line(ev->time_ns, ev->pid, "FORK", NULL, ev->child_pid, 0);
+		e.event = "FORK";
+		e.child = ev->child_pid;
 		break;
 	case TNFCTL_WATCH_EXEC:
 	case TNFCTL_WATCH_EXEC_FAILED:
-		print_exec(ev->time_ns, ev->pid,
-			   ev->kind == TNFCTL_WATCH_EXEC ? "EXEC" : "EXECFAIL", ev->path,
-			   tnfctl_watch_event_exec(w, &x) == TNFCTL_ERR_NONE ? &x : NULL);
+		e.event = ev->kind == TNFCTL_WATCH_EXEC ? "EXEC" : "EXECFAIL";
+		e.path = ev->path;
+		if (tnfctl_watch_event_exec(w, &x) == TNFCTL_ERR_NONE)
+			e.x = &x;
 		break;
 	case TNFCTL_WATCH_DLOPEN:
-		print_line(ev->time_ns, ev->pid, "DLOPEN", ev->path, 0, 0);
-		break;
 	case TNFCTL_WATCH_DLCLOSE:
-		print_line(ev->time_ns, ev->pid, "DLCLOSE", ev->path, 0, 0);
+		e.event = ev->kind == TNFCTL_WATCH_DLOPEN ? "DLOPEN" : "DLCLOSE";
+		e.path = ev->path;
 		break;
 	case TNFCTL_WATCH_EXIT:
-		if (ev->term_signal)
-			print_line(ev->time_ns, ev->pid, "TARGGONE", NULL, 0, ev->term_signal);
-		else
-			print_line(ev->time_ns, ev->pid, "EXIT", NULL, ev->exit_status, 0);
+		e.event = ev->term_signal ? "TARGGONE" : "EXIT";
+		e.status = ev->exit_status;
+		e.signal = ev->term_signal;
+		e.core = ev->core_dumped;
 		break;
 	default:
-		break; /* LOST is counted and reported at the end */
+		return; /* LOST is counted and reported at the end */
 	}
+	follow_out_event(&e);
 }
 
 /*
@@ -597,6 +533,8 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 		return open_failed(name, spawned, err, e);
 	signal(SIGPIPE, SIG_IGN);
 	pfd[0].fd = tnfctl_watch_fd(w);
+	follow_out_root(pid, spawned ? getpid() : 0, spawned ? cmd : NULL,
+			spawned ? start_ns : now_ns());
 	if (spawned && (live = malloc(sizeof(*live) * (cap = 64))))
 		live[nlive++] = pid;
 	while (!end && !(sig = atomic_load(&stop_sig))) {
@@ -665,8 +603,8 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 	tnfctl_watch_close(w);
 	if (lost)
 		msg("%llu kernel event records lost", lost);
-	if (fflush(out) || ferror(out))
-		msg("write error");
+	if (follow_out_close(now_ns()))
+		msg("%s: write error", out_name);
 	if (sig)
 		return 128 + sig; /* the tree runs on, unwatched */
 	/* Our own child: its status does not depend on a record that may be lost. */
@@ -685,12 +623,12 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"pid", required_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},
-		{"no-stop", no_argument, NULL, 'n'},
-		{0},
+		{"output", required_argument, NULL, 'o'}, {"pid", required_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},	  {"no-stop", no_argument, NULL, 'n'},
+		{"format", required_argument, NULL, 'f'}, {0},
 	};
+	enum follow_format format = FOLLOW_TEXT;
+	FILE *out;
 	const char *out_path = NULL, *pid_arg = NULL, *name;
 	struct sigaction sa = {.sa_flags = 0}; /* no SA_RESTART */
 	tnfctl_trace_attrs_t attrs;
@@ -714,6 +652,16 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			no_stop = true;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "text"))
+				format = FOLLOW_TEXT;
+			else if (!strcmp(optarg, "ndjson"))
+				format = FOLLOW_NDJSON;
+			else if (!strcmp(optarg, "json"))
+				format = FOLLOW_JSON;
+			else
+				bad_usage("--format: '%s' is not text, ndjson or json", optarg);
 			break;
 		case 'p':
 			pid_arg = optarg;
@@ -745,7 +693,9 @@ int main(int argc, char **argv)
 			msg("%s: %s", out_path, strerror(errno));
 			return 1;
 		}
+		out_name = out_path;
 	}
+	follow_out_open(out, format, start_ns);
 
 	done_fd = eventfd(0, EFD_CLOEXEC);
 	if (done_fd < 0 || pipe2(wake_fd, O_CLOEXEC | O_NONBLOCK)) {
@@ -779,14 +729,16 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (tnfctl_trace_attrs_get(h, &attrs) == TNFCTL_ERR_NONE)
 		pid = attrs.targ_pid;
+	follow_out_root(pid, attached ? 0 : getpid(), attached ? NULL : &argv[optind],
+			attached ? now_ns() : start_ns);
 	if (spawn(h, pid, true, 0))
 		return 1;
 
 	sig = wait_all();
 	if (tnfctl_events_lost())
 		msg("%llu kernel event records lost", (unsigned long long)tnfctl_events_lost());
-	if (fflush(out) || ferror(out))
-		msg("%s: write error", out_path ? out_path : "stdout");
+	if (follow_out_close(now_ns()))
+		msg("%s: write error", out_name);
 	pthread_mutex_lock(&lock);
 	/* A signal taken (-p) detached us; with CMD the root's status is ours. */
 	status = sig ? 128 + sig : root_status >= 0 ? root_status : 1;

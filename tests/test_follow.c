@@ -53,20 +53,26 @@ static void add_text(struct follow_run *r, const char *buf, size_t n)
 	r->text[r->tlen] = '\0';
 }
 
-/* Runs tnfctl-follow on @argv (after the program name) to its exit; collects its lines. */
-static void run_follow(struct follow_run *r, char *const *args, int timeout_ms)
+/*
+ * Runs tnfctl-follow @opts (NULL-terminated, may be NULL) -- @args to its
+ * exit; collects its lines.
+ */
+static void run_follow_opts(struct follow_run *r, char *const *opts, char *const *args,
+			    int timeout_ms)
 {
-	char *argv[32];
+	char *argv[40];
 	long long end = tl_now_ms() + timeout_ms;
-	int out[2], i, fd, exited = 0;
+	int out[2], i, n = 0, fd, exited = 0;
 	char **env;
 
 	memset(r, 0, sizeof(*r));
-	argv[0] = tl.follow;
-	argv[1] = "--";
-	for (i = 0; args[i] && i < 29; i++)
-		argv[i + 2] = args[i];
-	argv[i + 2] = NULL;
+	argv[n++] = tl.follow;
+	for (i = 0; opts && opts[i] && n < 8; i++)
+		argv[n++] = opts[i];
+	argv[n++] = "--";
+	for (i = 0; args[i] && n < 38; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
 	if (pipe2(out, O_CLOEXEC))
 		abort();
 	env = tl_env_build(NULL);
@@ -120,6 +126,11 @@ static void run_follow(struct follow_run *r, char *const *args, int timeout_ms)
 				r->nev++;
 		free(copy);
 	}
+}
+
+static void run_follow(struct follow_run *r, char *const *args, int timeout_ms)
+{
+	run_follow_opts(r, NULL, args, timeout_ms);
 }
 
 static void free_run(struct follow_run *r)
@@ -301,6 +312,152 @@ static void test_follow_exit_status(void **state)
 	free_run(&r);
 }
 
+/* Runs tests/helpers/follow_json_check.py @what @file; fails the test if it finds fault. */
+static void check_json(const char *py, const char *what, const char *file)
+{
+	char script[PATH_MAX + 64];
+	char *argv[] = {(char *)py, script, (char *)what, (char *)file, NULL};
+	char **env = tl_env_build(NULL);
+	int st;
+
+	snprintf(script, sizeof(script), "%s/../tests/helpers/follow_json_check.py", tl.bdir);
+	st = tl_reap(tl_spawn(argv, env, -1, NULL));
+	free(env);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail_msg("follow_json_check.py %s %s: the export is wrong (above)", what, file);
+}
+
+/*
+ * --format=json in both modes, on a tree of known shape: 3 levels, each
+ * waited for; an exec chain (sh -> env -> true) in one process; a failed
+ * exec; a process killed by SIGKILL; a process that outlives its parent
+ * (blocked on a fifo that the root writes only after that parent ended).
+ * follow_json_check.py checks each slice, its parent, argv and end.
+ */
+static void test_follow_json_tree(void **state)
+{
+	static struct follow_run r;
+	char dir[] = "/tmp/tl-follow-json-XXXXXX", fifo[64], file[64], opt[80], script[512];
+	char *args[] = {"/bin/sh", "-c", script, NULL};
+	char *opts[] = {"--format=json", opt, NULL, NULL};
+	char py[PATH_MAX];
+	int mode;
+
+	(void)state;
+	tl_require_root();
+	if (!find_in_path("python3", py, sizeof(py))) {
+		print_message("SKIP: python3 is not installed (command -v python3 fails)\n");
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	snprintf(file, sizeof(file), "%s/trace.json", dir);
+	snprintf(opt, sizeof(opt), "--output=%s", file);
+	snprintf(script, sizeof(script),
+		 "/bin/sh -c '/bin/true; exit 4'\n"
+		 "(exec /usr/bin/env /bin/true)\n"
+		 "/nonexistent/prog 2>/dev/null\n"
+		 "/bin/sh -c 'kill -9 $$'\n"
+		 "/bin/sh -c '(read x < %s; /bin/true) & exit 0'\n"
+		 "echo > %s\n"
+		 "exit 5\n",
+		 fifo, fifo);
+	for (mode = 0; mode < 2; mode++) {
+		assert_int_equal(mkfifo(fifo, 0600), 0);
+		opts[2] = mode ? "--no-stop" : NULL;
+		run_follow_opts(&r, opts, args, 60000);
+		if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 5) {
+			dump_run(&r);
+			fail_msg("tnfctl-follow %s: wait status 0x%x, expected exit 5",
+				 mode ? "--no-stop" : "", r.status);
+		}
+		check_json(py, "tree", file);
+		free_run(&r);
+		unlink(fifo);
+		unlink(file);
+	}
+	rmdir(dir);
+}
+
+/*
+ * --format=ndjson is written as it happens: the EXIT of /bin/true is read
+ * from the pipe while the tree still runs (its root blocked on a fifo that
+ * the test writes only then).  Every line is one JSON event.
+ */
+static void test_follow_ndjson_streams(void **state)
+{
+	char dir[] = "/tmp/tl-follow-ndjson-XXXXXX", fifo[64], file[64], script[256];
+	char *argv[] = {tl.follow, "--format=ndjson", "--", "/bin/sh", "-c", script, NULL};
+	static char text[1 << 16];
+	long long end = tl_now_ms() + tl.timeout_ms;
+	size_t len = 0;
+	int out[2], fd = -1, st;
+	char py[PATH_MAX], **env;
+	FILE *f;
+	pid_t pid;
+
+	(void)state;
+	tl_require_root();
+	if (!find_in_path("python3", py, sizeof(py))) {
+		print_message("SKIP: python3 is not installed (command -v python3 fails)\n");
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	snprintf(file, sizeof(file), "%s/events.ndjson", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	snprintf(script, sizeof(script), "/bin/true; read x < %s; exit 0", fifo);
+	if (pipe2(out, O_CLOEXEC))
+		abort();
+	env = tl_env_build(NULL);
+	pid = tl_spawn(argv, env, out[1], NULL);
+	free(env);
+	close(out[1]);
+	/* the tree is blocked: what comes now was written as it happened */
+	while (!strstr(text, "\"event\":\"EXIT\"")) {
+		struct pollfd pfd = {.fd = out[0], .events = POLLIN};
+		ssize_t n;
+
+		if (poll(&pfd, 1, end - tl_now_ms()) <= 0)
+			fail_msg("no EXIT line while the tree runs; so far:\n%s", text);
+		n = read(out[0], text + len, sizeof(text) - 1 - len);
+		if (n <= 0)
+			fail_msg("tnfctl-follow ended before the tree; it wrote:\n%s", text);
+		len += n;
+		text[len] = '\0';
+	}
+	while (fd < 0) {
+		fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 && (errno != ENXIO || tl_now_ms() > end))
+			fail_msg("open %s: %s", fifo, strerror(errno));
+		if (fd < 0)
+			usleep(1000); /* polling interval: the shell opens it next */
+	}
+	assert_int_equal(write(fd, "\n", 1), 1);
+	close(fd);
+	for (;;) {
+		ssize_t n = read(out[0], text + len, sizeof(text) - 1 - len);
+
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	text[len] = '\0';
+	close(out[0]);
+	st = tl_reap(pid);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail_msg("tnfctl-follow --format=ndjson: wait status 0x%x; it wrote:\n%s", st,
+			 text);
+	f = fopen(file, "we");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	check_json(py, "ndjson", file);
+	unlink(file);
+	unlink(fifo);
+	rmdir(dir);
+}
+
 /* Checks that no process of our subtree is stopped or traced; describes offenders. */
 static int check_tree_free(char *msg, size_t size)
 {
@@ -441,6 +598,8 @@ int main(void)
 		TL_TEST(test_follow_bash_tree),
 		TL_TEST(test_follow_tnfdemo),
 		TL_TEST(test_follow_exit_status),
+		TL_TEST(test_follow_json_tree),
+		TL_TEST(test_follow_ndjson_streams),
 		TL_TEST(test_follow_killed_at_random_moments),
 		TL_FINAL_TEST,
 	};
