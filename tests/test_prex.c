@@ -833,6 +833,12 @@ static void test_pty_prompt_editing_ctrl_c(void **state)
 	writes(t.m.fd, "list history\r"); /* Tab completed "enable" and "$all" */
 	rd_until_raw(&t.m, "[0] enable  'keys'=/.*/");
 	rd_until_raw(&t.m, "prex> ");
+	/* after name=, Tab completes a probe name; a keys word too */
+	writes(t.m.fd, "trace name=tl_main_t\t keys=ch\t\r");
+	rd_until_raw(&t.m, "prex> ");
+	writes(t.m.fd, "list history\r");
+	rd_until_raw(&t.m, "[1] trace   'name'='tl_main_tick' 'keys'='child' ");
+	rd_until_raw(&t.m, "prex> ");
 	writes(t.m.fd, "list name 'enable' probes name=tl_main_tick\r");
 	rd_until_raw(&t.m, "name=tl_main_tick enable=on");
 	rd_until_raw(&t.m, "prex> ");

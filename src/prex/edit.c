@@ -2,10 +2,13 @@
 /*
  * Line editing on a terminal (libedit): emacs key bindings, a history of
  * the lines typed (up/down arrows, ^P/^N), and Tab completion of reserved
- * words, $set names and &function names.  Only used when stdin is a tty.
+ * words, $set names, &function names and, after ATTR=, the values of ATTR
+ * among the probes (name= completes probe names).  Only used when stdin is
+ * a tty.
  */
 #include <errno.h>
 #include <histedit.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
@@ -22,11 +25,36 @@ static char *prompt_fn(EditLine *e)
 	return (char *)cur_prompt;
 }
 
+/* After ATTR=: the values of ATTR among the probes (the word is a value). */
+static bool value_mode;
+static char **values;
+static int nvalues;
+
+#define IDENT_FIRST "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_.%"
+
+/* A value as it must be typed: an identifier as is, else in single quotes. */
+static const char *typed_value(const char *v, char *buf, size_t len)
+{
+	bool ident =
+		*v && strchr(IDENT_FIRST, *v) && strspn(v, IDENT_FIRST "0123456789") == strlen(v);
+	int i;
+
+	for (i = 0; ident && lex_words[i]; i++)
+		if (!strcmp(lex_words[i], v))
+			ident = false;
+	if (ident)
+		return v;
+	snprintf(buf, len, "'%s'", v);
+	return buf;
+}
+
 /* The @i-th candidate word for a word starting with @first, NULL past the end. */
 static const char *candidate(char first, int i, char *buf, size_t len)
 {
 	const char *name;
 
+	if (value_mode)
+		return i < nvalues ? typed_value(values[i], buf, len) : NULL;
 	if (first == '$' || first == '&') {
 		name = first == '$' ? set_name_at(i) : fcn_name_at(i);
 		if (!name)
@@ -40,18 +68,57 @@ static const char *candidate(char first, int i, char *buf, size_t len)
 	return help_topics[i];
 }
 
+static void load_values(const char *line, const char *eq);
+static int complete_word(EditLine *e, const char *start, size_t wlen);
+
 static unsigned char complete(EditLine *e, int ch)
 {
 	const LineInfo *li = el_line(e);
-	const char *start = li->cursor, *match = NULL;
-	char buf[256], common[256] = "";
-	size_t wlen, clen = 0;
-	int i, nmatch = 0;
+	const char *start = li->cursor;
+	size_t wlen;
+	int i;
 
 	(void)ch;
 	while (start > li->buffer && !strchr(" \t=", start[-1]))
 		start--;
 	wlen = li->cursor - start;
+	value_mode = start > li->buffer && start[-1] == '=';
+	if (value_mode)
+		load_values(li->buffer, start - 1);
+	i = complete_word(e, start, wlen);
+	for (; nvalues > 0; nvalues--)
+		free(values[nvalues - 1]);
+	free(values);
+	values = NULL;
+	value_mode = false;
+	return (unsigned char)i;
+}
+
+/* ATTR of "ATTR=" ending at @eq (quotes taken off): its values become the candidates. */
+static void load_values(const char *line, const char *eq)
+{
+	const char *a = eq;
+	char attr[256];
+	size_t n;
+
+	while (a > line && !strchr(" \t", a[-1]))
+		a--;
+	n = eq - a;
+	if (n >= 2 && a[0] == '\'' && a[n - 1] == '\'')
+		a++, n -= 2;
+	if (!n || n >= sizeof(attr))
+		return;
+	memcpy(attr, a, n);
+	attr[n] = '\0';
+	values = attr_values(attr, &nvalues);
+}
+
+static int complete_word(EditLine *e, const char *start, size_t wlen)
+{
+	char buf[256], common[256] = "", match[256] = "";
+	size_t clen = 0;
+	int i, nmatch = 0;
+
 	for (i = 0;; i++) {
 		const char *c = candidate(wlen ? *start : 0, i, buf, sizeof(buf));
 
@@ -67,7 +134,8 @@ static unsigned char complete(EditLine *e, int ch)
 				clen--;
 			common[clen] = '\0';
 		}
-		match = c;
+		/* @c may be @buf, which the next candidate overwrites */
+		snprintf(match, sizeof(match), "%s", c);
 	}
 	if (!nmatch)
 		return CC_ERROR;

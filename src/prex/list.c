@@ -210,3 +210,28 @@ void list_values(struct exprlist *speclist)
 	}
 	free(a.attrs);
 }
+
+/* Every value of the attribute @attr over all probes, sorted; NULL if none. */
+char **attr_values(const char *attr, int *n)
+{
+	struct exprlist *l = exprlist_new();
+	struct lv_args a;
+	char **v = NULL;
+	int i;
+
+	exprlist_add(l, NULL, spec_new(attr, false));
+	a = (struct lv_args){.specs = l};
+	targets_foreach(scan_target, &a);
+	exprlist_put(l);
+	*n = 0;
+	for (i = 0; i < a.n; i++) {
+		/* one attribute matched exactly: its values are the answer */
+		v = a.attrs[i].vals.v;
+		*n = a.attrs[i].vals.n;
+		free(a.attrs[i].name);
+	}
+	free(a.attrs);
+	if (*n)
+		qsort(v, *n, sizeof(char *), cmp_str);
+	return v;
+}

@@ -174,6 +174,8 @@ typedef void val_fn(const char *value, void *cd);
 void val_walk(const struct spec *s, const char *values, val_fn *fn, void *cd);
 /* "enable on|off; trace on|off; object O; funcs[ F...];" + attr_string, malloc'ed. */
 char *probe_attrs(tnfctl_handle_t *h, tnfctl_probe_t *p);
+/* Every value of @attr over all probes, sorted, *@n of them; the caller frees all. */
+char **attr_values(const char *attr, int *n);
 
 /* ---- sets.c ---- */
 void set_define(const char *name, struct exprlist *l); /* takes a reference */
