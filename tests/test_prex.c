@@ -828,6 +828,9 @@ static void test_pty_prompt_editing_ctrl_c(void **state)
 	writes(t.m.fd, "lisx\x7ft sets\r");
 	rd_until_raw(&t.m, "$all      'keys'=/.*/");
 	rd_until_raw(&t.m, "prex> ");
+	/* $zz is the last set: the completion of $a must still be $all */
+	writes(t.m.fd, "create $zz keys=x\r");
+	rd_until_raw(&t.m, "prex> ");
 	writes(t.m.fd, "ena\t$a\t\r");
 	rd_until_raw(&t.m, "prex> ");
 	writes(t.m.fd, "list history\r"); /* Tab completed "enable" and "$all" */
