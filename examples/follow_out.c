@@ -443,7 +443,7 @@ void follow_out_root(pid_t pid, pid_t ppid, char *const *argv, uint64_t t)
 	int argc = 0;
 	ssize_t n;
 
-	if (fmt != FOLLOW_JSON)
+	if (fmt == FOLLOW_TEXT)
 		return;
 	if (!argv)
 		argv = own = read_cmdline(pid, &buf);
@@ -453,9 +453,23 @@ void follow_out_root(pid_t pid, pid_t ppid, char *const *argv, uint64_t t)
 	n = readlink(path, cwd, sizeof(cwd) - 1);
 	cwd[n > 0 ? n : 0] = '\0';
 	pthread_mutex_lock(&out_lock);
-	p = proc_new(pid, ppid, t);
-	p->name = image_name(argv, argc, NULL);
-	p->args = image_args(argv, argc, cwd, NULL);
+	if (fmt == FOLLOW_NDJSON) {
+		/* the first line: the root and its image, whose exec is no event */
+		fprintf(out, "{\"time_ns\":%llu,\"ms\":%.3f,\"event\":\"ROOT\",\"pid\":%d",
+			(unsigned long long)t, rel_ms(t), pid);
+		if (ppid)
+			fprintf(out, ",\"ppid\":%d", ppid);
+		fputs(",\"argv\":", out);
+		put_argv(out, argv, argc);
+		fputs(",\"cwd\":", out);
+		put_str(out, cwd);
+		fputs("}\n", out);
+		fflush(out);
+	} else {
+		p = proc_new(pid, ppid, t);
+		p->name = image_name(argv, argc, NULL);
+		p->args = image_args(argv, argc, cwd, NULL);
+	}
 	pthread_mutex_unlock(&out_lock);
 	free(own);
 	free(buf);

@@ -135,6 +135,8 @@ def check_ndjson(path):
             e = json.loads(line)
             if not need <= e.keys():
                 fail("an event without " + ", ".join(sorted(need - e.keys())), e)
+            if n == 0 and (e["event"] != "ROOT" or "argv" not in e):
+                fail("the first line is not the ROOT event with its argv", e)
             if e["event"] == "FORK" and "child" not in e:
                 fail("a FORK without child", e)
             if e["event"] == "EXEC" and not ("argv" in e and "cwd" in e and "path" in e):
