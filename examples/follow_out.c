@@ -45,6 +45,7 @@ static uint64_t start_ns;
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct proc *procs[NBUCKETS];
 static unsigned int nsort;
+static uint64_t root_ns;  /* when following began (the root's image) */
 static bool first = true; /* JSON: no comma before the first event */
 
 static double rel_ms(uint64_t t)
@@ -257,18 +258,22 @@ static struct proc *proc_new(pid_t pid, pid_t ppid, uint64_t t)
 	return p;
 }
 
-/* A process first seen by an event of its own (a fork not seen): an unnamed image. */
+static char **read_cmdline(pid_t pid, char **buf);
+static void proc_image_of(struct proc *p, pid_t pid);
+
+/*
+ * A process first seen by an event of its own: one that was running when
+ * following began (--no-stop -p) or whose fork was not seen.  Its image is
+ * what /proc says, from when following began.
+ */
 static struct proc *proc_get(const struct follow_ev *e)
 {
 	struct proc *p = *proc_slot(e->pid);
 
 	if (!p) {
-		char pidname[32];
-
-		snprintf(pidname, sizeof(pidname), "pid %d", e->pid);
-		p = proc_new(e->pid, e->ppid, e->time_ns);
-		p->name = xstrdup(pidname);
-		p->args = xstrdup("\"argv\":[]");
+		p = proc_new(e->pid, e->ppid,
+			     root_ns && root_ns < e->time_ns ? root_ns : e->time_ns);
+		proc_image_of(p, e->pid);
 	}
 	if (!p->ppid)
 		p->ppid = e->ppid;
@@ -349,7 +354,17 @@ static void json_instant(const struct follow_ev *e)
 		put_str(out, buf);
 		free(buf);
 	} else {
-		fprintf(out, "\"%s\"", e->event);
+		size_t len = 0;
+		char *buf = NULL;
+		FILE *fp = open_memstream(&buf, &len);
+
+		if (!fp)
+			abort();
+		fprintf(fp, "%s: %s", !strcmp(e->event, "DLOPEN") ? "dlopen" : "dlclose",
+			e->path ? e->path : "");
+		fclose(fp);
+		put_str(out, buf);
+		free(buf);
 	}
 	fprintf(out, ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{\"path\":", e->pid,
 		e->tid ? e->tid : e->pid, rel_us(e->time_ns));
@@ -436,12 +451,61 @@ static char **read_cmdline(pid_t pid, char **buf)
 	return argv;
 }
 
+/* readlink /proc/PID/@name into @buf ("" if it cannot be read). */
+static void proc_link(pid_t pid, const char *name, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	n = readlink(path, buf, len - 1);
+	buf[n > 0 ? n : 0] = '\0';
+}
+
+/* PPid of /proc/PID/status, 0 if it cannot be read. */
+static pid_t proc_ppid(pid_t pid)
+{
+	char path[64], line[128];
+	int ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "PPid: %d", &ppid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return ppid;
+}
+
+/* @p's image as /proc shows it: argv, cwd, exe ("pid N" if it is gone). */
+static void proc_image_of(struct proc *p, pid_t pid)
+{
+	char **argv, *buf = NULL, cwd[PATH_MAX], exe[PATH_MAX], pidname[32];
+	int argc = 0;
+
+	argv = read_cmdline(pid, &buf);
+	while (argv && argv[argc])
+		argc++;
+	proc_link(pid, "cwd", cwd, sizeof(cwd));
+	proc_link(pid, "exe", exe, sizeof(exe));
+	if (argc) {
+		p->name = image_name(argv, argc, exe);
+	} else {
+		snprintf(pidname, sizeof(pidname), "pid %d", (int)pid);
+		p->name = xstrdup(pidname);
+	}
+	p->args = image_args(argv, argc, cwd, exe);
+	free(argv);
+	free(buf);
+}
+
 void follow_out_root(pid_t pid, pid_t ppid, char *const *argv, uint64_t t)
 {
-	char **own = NULL, *buf = NULL, path[64], cwd[PATH_MAX];
+	char **own = NULL, *buf = NULL, cwd[PATH_MAX], exe[PATH_MAX];
 	struct proc *p;
 	int argc = 0;
-	ssize_t n;
 
 	if (fmt == FOLLOW_TEXT)
 		return;
@@ -449,10 +513,12 @@ void follow_out_root(pid_t pid, pid_t ppid, char *const *argv, uint64_t t)
 		argv = own = read_cmdline(pid, &buf);
 	while (argv && argv[argc])
 		argc++;
-	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
-	n = readlink(path, cwd, sizeof(cwd) - 1);
-	cwd[n > 0 ? n : 0] = '\0';
+	proc_link(pid, "cwd", cwd, sizeof(cwd));
+	proc_link(pid, "exe", exe, sizeof(exe));
+	if (!ppid)
+		ppid = proc_ppid(pid);
 	pthread_mutex_lock(&out_lock);
+	root_ns = t;
 	if (fmt == FOLLOW_NDJSON) {
 		/* the first line: the root and its image, whose exec is no event */
 		fprintf(out, "{\"time_ns\":%llu,\"ms\":%.3f,\"event\":\"ROOT\",\"pid\":%d",
@@ -463,12 +529,14 @@ void follow_out_root(pid_t pid, pid_t ppid, char *const *argv, uint64_t t)
 		put_argv(out, argv, argc);
 		fputs(",\"cwd\":", out);
 		put_str(out, cwd);
+		fputs(",\"path\":", out);
+		put_str(out, exe);
 		fputs("}\n", out);
 		fflush(out);
 	} else {
 		p = proc_new(pid, ppid, t);
-		p->name = image_name(argv, argc, NULL);
-		p->args = image_args(argv, argc, cwd, NULL);
+		p->name = image_name(argv, argc, exe);
+		p->args = image_args(argv, argc, cwd, exe);
 	}
 	pthread_mutex_unlock(&out_lock);
 	free(own);
@@ -507,7 +575,10 @@ int follow_out_close(uint64_t t)
 				json_slice(procs[i], t, "running", &running);
 				json_proc_end(procs[i]);
 			}
-		fputs("\n]}\n", out);
+		/* CLOCK_MONOTONIC, as tnfdump's: trace-merge.py aligns on it */
+		fprintf(out,
+			"\n],\"otherData\":{\"source\":\"tnfctl-follow\",\"ts_base_ns\":%llu}}\n",
+			(unsigned long long)start_ns);
 	}
 	pthread_mutex_unlock(&out_lock);
 	return fflush(out) || ferror(out) ? -1 : 0;

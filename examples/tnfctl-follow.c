@@ -533,8 +533,9 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 		return open_failed(name, spawned, err, e);
 	signal(SIGPIPE, SIG_IGN);
 	pfd[0].fd = tnfctl_watch_fd(w);
-	follow_out_root(pid, spawned ? getpid() : 0, spawned ? cmd : NULL,
-			spawned ? start_ns : now_ns());
+	/* CMD's image starts at its EXEC, below; PID's now */
+	if (!spawned)
+		follow_out_root(pid, 0, NULL, now_ns());
 	if (spawned && (live = malloc(sizeof(*live) * (cap = 64))))
 		live[nlive++] = pid;
 	while (!end && !(sig = atomic_load(&stop_sig))) {
@@ -558,6 +559,13 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 			}
 			/* exec_open returns after the root's exec: never printed */
 			if (skip_exec && ev.kind == TNFCTL_WATCH_EXEC && ev.pid == pid) {
+				struct tnfctl_exec_info x = {.sz = sizeof(x)};
+
+				follow_out_root(pid, getpid(),
+						tnfctl_watch_event_exec(w, &x) == TNFCTL_ERR_NONE
+							? x.argv
+							: cmd,
+						ev.time_ns);
 				skip_exec = false;
 				continue;
 			}
@@ -618,6 +626,29 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 			die_like(WTERMSIG(st));
 	}
 	return status >= 0 ? status : 1;
+}
+
+/*
+ * -o FILE: created 0600 or truncated, never through a symbolic link to a
+ * file (in a shared directory that is how one is made to overwrite another's
+ * file).  A link to a pipe, terminal or device is followed: /dev/stdout,
+ * /dev/fd/N, bash's >(cmd).  Returns the fd, -1 (errno), or -2 (said).
+ */
+static int open_output(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	struct stat st;
+
+	if (fd >= 0 || errno != ELOOP)
+		return fd;
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	/* checked on what was opened: the link may have changed since */
+	if (fd >= 0 && !fstat(fd, &st) && !S_ISREG(st.st_mode))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	msg("%s: a symbolic link to a file is refused: give the file's own path", path);
+	return -2;
 }
 
 int main(int argc, char **argv)
@@ -688,9 +719,10 @@ int main(int argc, char **argv)
 
 	out = stdout;
 	if (out_path) {
-		fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+		fd = open_output(out_path);
 		if (fd < 0 || !(out = fdopen(fd, "w"))) {
-			msg("%s: %s", out_path, strerror(errno));
+			if (fd != -2)
+				msg("%s: %s", out_path, strerror(errno));
 			return 1;
 		}
 		out_name = out_path;
@@ -729,8 +761,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (tnfctl_trace_attrs_get(h, &attrs) == TNFCTL_ERR_NONE)
 		pid = attrs.targ_pid;
-	follow_out_root(pid, attached ? 0 : getpid(), attached ? NULL : &argv[optind],
-			attached ? now_ns() : start_ns);
+	/* exec_open returns at the exec: its image starts now */
+	follow_out_root(pid, attached ? 0 : getpid(), attached ? NULL : &argv[optind], now_ns());
 	if (spawn(h, pid, true, 0))
 		return 1;
 

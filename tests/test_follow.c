@@ -458,6 +458,87 @@ static void test_follow_ndjson_streams(void **state)
 	rmdir(dir);
 }
 
+/*
+ * Probes and processes on one timeline: tnftrace traces tnfdemo's probes
+ * under tnfctl-follow --no-stop --format=json; examples/trace-merge.py
+ * merges that with tnfdump --format=json of the trace file.  Each probe
+ * event must fall inside a slice of the process that fired it (one clock),
+ * on a track named by the program.
+ */
+static void test_follow_merge_with_probes(void **state)
+{
+	char dir[] = "/tmp/tl-follow-merge-XXXXXX", cmd[8 * PATH_MAX], merged[64];
+	char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+	char py[PATH_MAX], **env;
+	int st;
+
+	(void)state;
+	tl_require_root();
+	if (!find_in_path("python3", py, sizeof(py))) {
+		print_message("SKIP: python3 is not installed (command -v python3 fails)\n");
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	snprintf(merged, sizeof(merged), "%s/merged.json", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; cd %s; %s --no-stop --format=json -o procs.json -- %s/tnftrace -q -o "
+		 "demo.tnf -- %s >out.txt 2>&1; %s/tnfdump --format=json demo.tnf >probes.json; "
+		 "%s %s/../examples/trace-merge.py procs.json probes.json >merged.json",
+		 dir, tl.follow, tl.bdir, tl.demo, tl.bdir, py, tl.bdir);
+	env = tl_env_build(NULL);
+	st = tl_reap(tl_spawn(argv, env, -1, NULL));
+	free(env);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail_msg("the run or the merge failed (wait status 0x%x): sh -c '%s'", st, cmd);
+	check_json(py, "merged", merged);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	st = tl_reap(tl_spawn(argv, NULL, -1, NULL));
+	assert_int_equal(st, 0);
+}
+
+/*
+ * -o through a symbolic link: to a pipe or device (/dev/stdout) it is
+ * followed; to a file it is refused (exit 1), the file left as it was.
+ */
+static void test_follow_output_links(void **state)
+{
+	static struct follow_run r;
+	char dir[] = "/tmp/tl-follow-out-XXXXXX", file[64], link[64], opt[80];
+	char *args[] = {"/bin/true", NULL};
+	char *opts[] = {"--format=ndjson", "--output=/dev/stdout", NULL};
+	struct stat st;
+
+	(void)state;
+	tl_require_root();
+	run_follow_opts(&r, opts, args, 60000);
+	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) ||
+	    !strstr(r.text, "\"event\":\"ROOT\"")) {
+		dump_run(&r);
+		fail_msg("-o /dev/stdout: wait status 0x%x, or no ROOT line", r.status);
+	}
+	free_run(&r);
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/file", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	snprintf(opt, sizeof(opt), "--output=%s", link);
+	assert_int_equal(close(open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)), 0);
+	assert_int_equal(symlink(file, link), 0);
+	opts[1] = opt;
+	run_follow_opts(&r, opts, args, 60000);
+	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 1 ||
+	    !strstr(r.text, "a symbolic link to a file is refused")) {
+		dump_run(&r);
+		fail_msg("-o LINK-TO-FILE: wait status 0x%x, expected exit 1 and a message",
+			 r.status);
+	}
+	assert_int_equal(stat(file, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	free_run(&r);
+	unlink(link);
+	unlink(file);
+	rmdir(dir);
+}
+
 /* Checks that no process of our subtree is stopped or traced; describes offenders. */
 static int check_tree_free(char *msg, size_t size)
 {
@@ -600,6 +681,8 @@ int main(void)
 		TL_TEST(test_follow_exit_status),
 		TL_TEST(test_follow_json_tree),
 		TL_TEST(test_follow_ndjson_streams),
+		TL_TEST(test_follow_merge_with_probes),
+		TL_TEST(test_follow_output_links),
 		TL_TEST(test_follow_killed_at_random_moments),
 		TL_FINAL_TEST,
 	};

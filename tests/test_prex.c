@@ -275,6 +275,8 @@ static void test_selectors(void **state)
 		 "\"<STDIN>\", line 15: semantic error: invalid regular expression /[/: "
 		 "Invalid regular expression\n"
 		 "\"<STDIN>\", line 16: syntax error on or before \"trace\"\n"
+		 "prex: numbers and the words prex reserves are quoted in selectors: "
+		 "line='221', 'enable'='on'\n"
 		 "\"<STDIN>\", line 17: semantic error: no function named \"&nosuch\"\n"
 		 "\"<STDIN>\", line 18: semantic error: no set named \"$nosuch\"\n"
 		 "\"bad.prex\", line 3: semantic error: invalid regular expression /\\(/: "

@@ -274,6 +274,8 @@ static const struct session sessions[] = {
 	 "enable name=\n"
 	 "frobnicate $all\n"
 	 "list sets extra\n"
+	 "list probes name=tl_thr line=37\n"
+	 "list probes $all enable=on\n"
 	 "create $s\n"
 	 "list sets\n"
 	 "quit\n",
@@ -283,7 +285,14 @@ static const struct session sessions[] = {
 	 "\"<STDIN>\", line 2: syntax error on or before \"\\n\"\n"
 	 "\"<STDIN>\", line 3: syntax error on or before \"\\n\"\n"
 	 "\"<STDIN>\", line 4: syntax error on or before \"frobnicate\"\n"
-	 "\"<STDIN>\", line 5: syntax error on or before \"extra\"\n",
+	 "\"<STDIN>\", line 5: syntax error on or before \"extra\"\n"
+	 /* the two mistakes the README warns of get a hint */
+	 "\"<STDIN>\", line 6: syntax error on or before \"37\"\n"
+	 "prex: numbers and the words prex reserves are quoted in selectors: "
+	 "line='221', 'enable'='on'\n"
+	 "\"<STDIN>\", line 7: syntax error on or before \"enable\"\n"
+	 "prex: numbers and the words prex reserves are quoted in selectors: "
+	 "line='221', 'enable'='on'\n",
 	 0},
 	{"source",
 	 "source /tmp/x.prex\n"

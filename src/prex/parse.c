@@ -28,6 +28,7 @@ struct parser {
 	struct token *t;
 	int n, i;
 	bool bad;  /* a syntax error was reported */
+	bool sel;  /* in or after a selector list: a number or reserved word there wants quotes */
 	bool quit; /* `quit`: done once the tokens are freed */
 	tnfctl_targ_op_t quit_op;
 };
@@ -48,8 +49,12 @@ static struct token *next(struct parser *p)
 
 static void fail_at(struct parser *p, struct token *t)
 {
-	if (!p->bad)
+	if (!p->bad) {
 		syntax_error(t->line, t->raw);
+		if (p->sel && (t->type == T_INT || (t->type >= K_ADD && t->type < K_LAST)))
+			prex_msg("numbers and the words prex reserves are quoted in selectors: "
+				 "line='221', 'enable'='on'");
+	}
 	p->bad = true;
 }
 
@@ -92,6 +97,7 @@ static struct exprlist *parse_exprlist(struct parser *p)
 {
 	struct exprlist *l = exprlist_new();
 
+	p->sel = true;
 	while (is_spec(peek(p)->type)) {
 		struct spec *left = parse_spec(p), *right;
 
@@ -121,6 +127,7 @@ static struct exprlist *parse_speclist(struct parser *p)
 {
 	struct exprlist *l = exprlist_new();
 
+	p->sel = true;
 	while (is_spec(peek(p)->type))
 		exprlist_add(l, NULL, parse_spec(p));
 	return l;
@@ -139,6 +146,7 @@ static void parse_probe_cmd(struct parser *p, enum cmd_kind kind)
 	if (peek(p)->type == T_SETNAME) {
 		const char *set = next(p)->text;
 
+		p->sel = true;
 		if (expect_eol(p))
 			cmd_probe(kind, fcn, set, NULL);
 		return;
@@ -217,6 +225,7 @@ static void parse_list(struct parser *p)
 	if (peek(p)->type == T_SETNAME) {
 		const char *set = next(p)->text;
 
+		p->sel = true;
 		if (expect_eol(p))
 			list_probes(specs, set, NULL);
 	} else {

@@ -4,6 +4,9 @@
 
     follow_json_check.py tree FILE.json   the tree of test_follow_json_tree
     follow_json_check.py ndjson FILE      every line one JSON event object
+    follow_json_check.py merged FILE.json tnfctl-follow's and tnfdump's JSON of
+                                          one run of tnfdemo, merged by
+                                          examples/trace-merge.py
 
 Prints what is wrong and exits 1, or exits 0.
 """
@@ -148,7 +151,39 @@ def check_ndjson(path):
         fail("no event")
 
 
+def check_merged(path):
+    with open(path, encoding="utf-8") as f:
+        events = json.load(f)["traceEvents"]
+    slices, probes, names = {}, [], {}
+    for e in events:
+        if e["ph"] == "X":
+            slices.setdefault(e["pid"], []).append(e)
+        elif e["ph"] == "i" and e["cat"] not in ("EXECFAIL", "DLOPEN", "DLCLOSE"):
+            probes.append(e)
+        elif e["ph"] == "M" and e["name"] == "process_name":
+            if e["pid"] in names:
+                fail("two process_name for pid %d" % e["pid"], e)
+            names[e["pid"]] = e["args"]["name"]
+    ts = [e["ts"] for e in events if "ts" in e]
+    if ts != sorted(ts):
+        fail("the merged events are not in time order")
+    fired = {e["name"] for e in probes}
+    for want in ("demo_start", "demo_step", "plugin_loaded", "demo_exit"):
+        if want not in fired:
+            fail("no %s probe event in the merged trace" % want, sorted(fired))
+    for e in probes:
+        s = slices.get(e["pid"])
+        if not s:
+            fail("a probe event on pid %d, which has no process slice" % e["pid"], e)
+        # one clock: each probe fired while its process ran
+        if not min(x["ts"] for x in s) <= e["ts"] <= max(x["ts"] + x["dur"] for x in s):
+            fail("probe event outside its process's slices", [e, s])
+        if names.get(e["pid"], "").startswith("pid "):
+            fail("pid %d kept tnfdump's name over the program's" % e["pid"], names)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("tree", "ndjson"):
-        fail("usage: follow_json_check.py tree|ndjson FILE")
-    (check_tree if sys.argv[1] == "tree" else check_ndjson)(sys.argv[2])
+    checks = {"tree": check_tree, "ndjson": check_ndjson, "merged": check_merged}
+    if len(sys.argv) != 3 or sys.argv[1] not in checks:
+        fail("usage: follow_json_check.py tree|ndjson|merged FILE")
+    checks[sys.argv[1]](sys.argv[2])
