@@ -673,6 +673,7 @@ int main(int argc, char **argv)
 	long v;
 
 	start_ns = now_ns();
+	argv[0] = "tnfctl-follow"; /* getopt_long's messages name it, as ours do */
 	while ((c = getopt_long(argc, argv, "+ho:p:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':

@@ -268,14 +268,19 @@ static tnfctl_errcode_t set_tracefile(tnfctl_handle_t *h, pid_t pid)
 		/* say now, not at the first enable, that the files cannot be made */
 		snprintf(cwd, sizeof(cwd), "%s", g_tracefile);
 		*strrchr(cwd, '/') = '\0';
-		if (access(cwd[0] ? cwd : "/", W_OK | X_OK))
+		if (access(cwd[0] ? cwd : "/", W_OK | X_OK)) {
+			snprintf(g_tracefile_given, sizeof(g_tracefile_given), "%s", name);
 			return errno == ENOENT || errno == ENOTDIR ? TNFCTL_ERR_FILENOTFOUND
 								   : TNFCTL_ERR_ACCES;
+		}
 		return TNFCTL_ERR_NONE;
 	}
 	err = tnfctl_buffer_alloc(h, name, (uint_t)g_opt.size);
-	if (err)
+	if (err) {
+		/* the message below names the file */
+		snprintf(g_tracefile_given, sizeof(g_tracefile_given), "%s", name);
 		return err;
+	}
 	snprintf(g_tracefile_given, sizeof(g_tracefile_given), "%s", name);
 	/* the absolute path, for list tracefile and the -f file names */
 	if (!tnfctl_trace_attrs_get(h, &a) && a.trace_file_name)
@@ -314,7 +319,9 @@ int main(int argc, char **argv)
 	targets_install_signals();
 	err = set_tracefile(h, pid);
 	if (err) {
-		prex_msg("trouble initializing tracefile: %s", tnfctl_strerror(err));
+		/* the original's words, then which file */
+		prex_msg("trouble initializing tracefile: %s%s%s", tnfctl_strerror(err),
+			 g_tracefile_given[0] ? ": " : "", g_tracefile_given);
 		tnfctl_close(h, TNFCTL_TARG_DEFAULT);
 		return 1;
 	}
