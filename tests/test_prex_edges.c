@@ -349,6 +349,28 @@ static void test_sessions(void **state)
 		run_session(&sessions[i]);
 }
 
+/* -o in a directory that does not exist: the message names the file; exit 1. */
+static void test_tracefile_missing_dir(void **state)
+{
+	static char out[8192], err[8192];
+	const char *opts[] = {"-o", "/nonexistent-tl-dir/x.tnf", NULL};
+	struct prex *x;
+
+	(void)state;
+	tl_require_root();
+	prex_paths();
+	x = prex_spawn(opts, true, NULL, NULL);
+	close(x->in_w);
+	x->in_w = -1;
+	assert_int_equal(prex_wait(x), 1);
+	rd_rest(&x->out, out, sizeof(out));
+	rd_rest(&x->err, err, sizeof(err));
+	assert_string_equal(err, "prex: trouble initializing tracefile: file not found: "
+				 "/nonexistent-tl-dir/x.tnf\n");
+	close(x->out.fd);
+	close(x->err.fd);
+}
+
 /*
  * Where the original crashed: `create &debug ...` freed a string literal,
  * and a few hundred connects overflowed its 2048-byte attribute buffer.
@@ -466,6 +488,7 @@ int main(void)
 		TL_TEST(test_redefined_moves_to_end),
 		TL_TEST(test_sessions),
 		TL_TEST(test_original_crashes),
+		TL_TEST(test_tracefile_missing_dir),
 		TL_TEST(test_source_dir_and_loop),
 		TL_FINAL_TEST,
 	};
