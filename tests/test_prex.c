@@ -76,7 +76,8 @@ static void test_usage_errors(void **state)
 		if (!strstr(err, want[i]))
 			fail_msg("case %zu: expected \"%s\" in stderr, got \"%s\"", i, want[i],
 				 err);
-		if (i < 9 && !strstr(err, "usage: prex [options] cmd [cmd-args...]"))
+		if (i < 9 && !strstr(err, "usage: prex [options] <cmd> [cmd-args...]\nusage: prex "
+					  "[options] -p <pid>\n"))
 			fail_msg("case %zu: no usage text in \"%s\"", i, err);
 		assert_int_equal(prex_wait(x), 1); /* usage: 1, as the original */
 		close(x->out.fd);
@@ -96,7 +97,9 @@ static void test_help_option(void **state)
 	close(x->in_w);
 	rd_rest(&x->out, out, sizeof(out));
 	rd_rest(&x->err, err, sizeof(err));
-	assert_non_null(strstr(out, "usage: prex [options] cmd [cmd-args...]"));
+	assert_non_null(strstr(
+		out,
+		"usage: prex [options] <cmd> [cmd-args...]\nusage: prex [options] -p <pid>\n"));
 	assert_string_equal(err, "");
 	assert_int_equal(prex_wait(x), 0);
 	close(x->out.fd);

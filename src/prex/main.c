@@ -60,15 +60,17 @@ static void usage(const char *msg)
 
 	if (msg)
 		fprintf(stderr, "%s: %s\n", g_opt.argv0, msg);
+	/* the original's layout; -f and the long names are ours */
 	fprintf(out,
-		"usage: %s [options] cmd [cmd-args...]\n"
-		"       %s [options] -p pid\n"
-		"       %s -k [-s KB]   (kernel mode, not available on Linux)\n"
+		"usage: %s [options] <cmd> [cmd-args...]\n"
+		"usage: %s [options] -p <pid>\n"
+		"usage: %s -s <kbytes-size> -k\n"
 		"options:\n"
-		"  -o, --output FILE   trace file (default $TMPDIR/trace-<pid>)\n"
-		"  -s, --size KB       trace file size in KB (default 4096)\n"
-		"  -l, --preload LIBS  shared objects to preload (cmd only)\n"
-		"  -f, --follow        follow forked children and exec'd images\n",
+		"\t-o <outfilename>   set trace output file name (--output)\n"
+		"\t-s <kbytes-size>   set trace file size (--size; default 4096)\n"
+		"\t-l <sharedobjs>    shared objects to be preloaded (cmd only) (--preload)\n"
+		"\t-f                 follow forked children and exec'd images (--follow)\n"
+		"\t-k                 kernel mode: not available on Linux\n",
 		g_opt.argv0, g_opt.argv0, g_opt.argv0);
 	exit(msg ? 1 : 0); /* the original's status for a usage error */
 }
