@@ -514,6 +514,7 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 	struct pollfd pfd[2] = {{.events = POLLIN}, {.fd = wake_fd[0], .events = POLLIN}};
 	bool spawned = !pid, skip_exec = !pid, end = false;
 	int r = 0, status = -1, sig = 0, st, e, exec_errno = 0;
+	bool werr;
 	tnfctl_errcode_t err;
 	unsigned long long lost;
 	tnfctl_watch_t *w;
@@ -529,8 +530,10 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 		err = tnfctl_watch_exec(name, cmd, NULL, TNFCTL_WATCH_DL | TNFCTL_WATCH_FOREGROUND,
 					&w, &pid);
 	e = errno;
-	if (err != TNFCTL_ERR_NONE)
+	if (err != TNFCTL_ERR_NONE) {
+		follow_out_close(now_ns()); /* -o is left well-formed, with no event */
 		return open_failed(name, spawned, err, e);
+	}
 	signal(SIGPIPE, SIG_IGN);
 	pfd[0].fd = tnfctl_watch_fd(w);
 	/* CMD's image starts at its EXEC, below; PID's now */
@@ -611,10 +614,11 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 	tnfctl_watch_close(w);
 	if (lost)
 		msg("%llu kernel event records lost", lost);
-	if (follow_out_close(now_ns()))
+	werr = follow_out_close(now_ns());
+	if (werr)
 		msg("%s: write error", out_name);
 	if (sig)
-		return 128 + sig; /* the tree runs on, unwatched */
+		return werr ? 1 : 128 + sig; /* the tree runs on, unwatched */
 	/* Our own child: its status does not depend on a record that may be lost. */
 	if (spawned && waitpid(pid, &st, 0) == pid) {
 		status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
@@ -622,10 +626,11 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 			msg("%s: %s", name, strerror(exec_errno));
 			return exec_errno == ENOENT || exec_errno == ENOTDIR ? 127 : 126;
 		}
-		if (WIFSIGNALED(st))
+		if (WIFSIGNALED(st) && !werr)
 			die_like(WTERMSIG(st));
 	}
-	return status >= 0 ? status : 1;
+	/* the events could not all be written: tnfctl-follow failed (1) */
+	return werr || status < 0 ? 1 : status;
 }
 
 /*
@@ -668,7 +673,7 @@ int main(int argc, char **argv)
 	pid_t pid = 0;
 	int c, fd, sig, status, e;
 	size_t i;
-	bool no_stop = false;
+	bool no_stop = false, werr;
 	char *end;
 	long v;
 
@@ -756,8 +761,10 @@ int main(int argc, char **argv)
 					     OPEN_FLAGS | TNFCTL_OPEN_FOREGROUND, &h);
 	}
 	e = errno;
-	if (err != TNFCTL_ERR_NONE)
+	if (err != TNFCTL_ERR_NONE) {
+		follow_out_close(now_ns()); /* -o is left well-formed, with no event */
 		return open_failed(name, !pid, err, e);
+	}
 	/* Only now: an ignored SIGPIPE would have been inherited across the exec. */
 	signal(SIGPIPE, SIG_IGN);
 	if (tnfctl_trace_attrs_get(h, &attrs) == TNFCTL_ERR_NONE)
@@ -770,7 +777,8 @@ int main(int argc, char **argv)
 	sig = wait_all();
 	if (tnfctl_events_lost())
 		msg("%llu kernel event records lost", (unsigned long long)tnfctl_events_lost());
-	if (follow_out_close(now_ns()))
+	werr = follow_out_close(now_ns());
+	if (werr)
 		msg("%s: write error", out_name);
 	pthread_mutex_lock(&lock);
 	/* A signal taken (-p) detached us; with CMD the root's status is ours. */
@@ -778,6 +786,9 @@ int main(int argc, char **argv)
 	if (!sig && !attached)
 		sig = root_sig;
 	pthread_mutex_unlock(&lock);
+	/* the events could not all be written: tnfctl-follow failed (1) */
+	if (werr)
+		return 1;
 	if (!attached)
 		die_like(sig);
 	return status;

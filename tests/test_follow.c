@@ -540,6 +540,63 @@ static void test_follow_output_links(void **state)
 	rmdir(dir);
 }
 
+/*
+ * BUG (fixed): a write error on the output (-o /dev/full) was reported but
+ * tnfctl-follow exited 0; and a command that could not be run left -o
+ * holding the start of a JSON file.  Now: exit 1; and valid, empty JSON.
+ */
+static void test_follow_output_errors(void **state)
+{
+	static struct follow_run r;
+	char dir[] = "/tmp/tl-follow-err-XXXXXX", file[64], opt[80], py[PATH_MAX];
+	char *args[] = {"/bin/true", NULL}, *missing[] = {"/nonexistent/prog", NULL};
+	char *opts[] = {"--format=json", "--output=/dev/full", NULL, NULL};
+	int mode;
+
+	(void)state;
+	tl_require_root();
+	for (mode = 0; mode < 2; mode++) {
+		opts[2] = mode ? "--no-stop" : NULL;
+		run_follow_opts(&r, opts, args, 60000);
+		if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 1 ||
+		    !strstr(r.text, "/dev/full: write error")) {
+			dump_run(&r);
+			fail_msg("-o /dev/full%s: wait status 0x%x, expected exit 1 and a message",
+				 mode ? " --no-stop" : "", r.status);
+		}
+		free_run(&r);
+	}
+	if (!find_in_path("python3", py, sizeof(py))) {
+		print_message("SKIP: the JSON check needs python3\n");
+		return;
+	}
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/out.json", dir);
+	snprintf(opt, sizeof(opt), "--output=%s", file);
+	opts[1] = opt;
+	for (mode = 0; mode < 2; mode++) {
+		char cmd[PATH_MAX + 128];
+		char *argv[] = {py, "-c", cmd, NULL};
+		int st;
+
+		opts[2] = mode ? "--no-stop" : NULL;
+		run_follow_opts(&r, opts, missing, 60000);
+		if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 127) {
+			dump_run(&r);
+			fail_msg("a missing command%s: wait status 0x%x, expected exit 127",
+				 mode ? " --no-stop" : "", r.status);
+		}
+		free_run(&r);
+		snprintf(cmd, sizeof(cmd), "import json; json.load(open('%s'))", file);
+		st = tl_reap(tl_spawn(argv, NULL, -1, NULL));
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			fail_msg("-o after a missing command%s is not valid JSON",
+				 mode ? " --no-stop" : "");
+		unlink(file);
+	}
+	rmdir(dir);
+}
+
 /* Checks that no process of our subtree is stopped or traced; describes offenders. */
 static int check_tree_free(char *msg, size_t size)
 {
@@ -684,6 +741,7 @@ int main(void)
 		TL_TEST(test_follow_ndjson_streams),
 		TL_TEST(test_follow_merge_with_probes),
 		TL_TEST(test_follow_output_links),
+		TL_TEST(test_follow_output_errors),
 		TL_TEST(test_follow_killed_at_random_moments),
 		TL_FINAL_TEST,
 	};
