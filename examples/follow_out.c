@@ -335,40 +335,28 @@ static void json_proc_end(struct proc *p)
 	free(p);
 }
 
+/* An instant named "exec failed: PATH", "dlopen: PATH" or "dlclose: PATH". */
 static void json_instant(const struct follow_ev *e)
 {
+	const char *path = e->x && e->x->path ? e->x->path : e->path ? e->path : "";
+	const char *what = !strcmp(e->event, "EXECFAIL") ? "exec failed"
+			   : !strcmp(e->event, "DLOPEN") ? "dlopen"
+							 : "dlclose";
+	size_t wlen = strlen(what), plen = strlen(path);
+	char *name = malloc(wlen + 2 + plen + 1);
+
+	if (!name)
+		abort();
+	memcpy(name, what, wlen);
+	memcpy(name + wlen, ": ", 2);
+	memcpy(name + wlen + 2, path, plen + 1);
 	json_sep();
 	fprintf(out, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"%s\",\"name\":", e->event);
-	if (!strcmp(e->event, "EXECFAIL")) {
-		size_t len = 0;
-		char *buf = NULL;
-		FILE *fp = open_memstream(&buf, &len);
-
-		if (!fp)
-			abort();
-		fprintf(fp, "exec failed: %s",
-			e->x && e->x->path ? e->x->path
-			: e->path	   ? e->path
-					   : "");
-		fclose(fp);
-		put_str(out, buf);
-		free(buf);
-	} else {
-		size_t len = 0;
-		char *buf = NULL;
-		FILE *fp = open_memstream(&buf, &len);
-
-		if (!fp)
-			abort();
-		fprintf(fp, "%s: %s", !strcmp(e->event, "DLOPEN") ? "dlopen" : "dlclose",
-			e->path ? e->path : "");
-		fclose(fp);
-		put_str(out, buf);
-		free(buf);
-	}
+	put_str(out, name);
+	free(name);
 	fprintf(out, ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{\"path\":", e->pid,
 		e->tid ? e->tid : e->pid, rel_us(e->time_ns));
-	put_str(out, e->x && e->x->path ? e->x->path : e->path);
+	put_str(out, path);
 	if (e->x) {
 		fputs(",\"argv\":", out);
 		put_argv(out, e->x->argv, e->x->argc);

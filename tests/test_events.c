@@ -60,36 +60,52 @@ static void test_fork_without_child_handle(void **state)
 }
 
 /*
+ * @rounds times `@cmd @code` in one target: a CLONE_UNTRACED child's FORK
+ * comes with a handle that follows the child to its EXIT (status @code).
+ */
+static void untraced_child_rounds(const char *cmd, int code, int rounds)
+{
+	tnfctl_handle_t *h, *child;
+	tnfctl_event_info_t info;
+	char line[64];
+	struct tl_proc *p;
+	pid_t rpid;
+	int status, round;
+
+	tl_require_root();
+	p = tl_start_target(tl.target, 1);
+	h = tl_pid_open(p->pid);
+	snprintf(line, sizeof(line), "%s %d", cmd, code);
+	for (round = 0; round < rounds; round++) {
+		child = NULL;
+		tl_send(p, line);
+		tl_expect_event(h, &child, TNFCTL_EVENT_FORK);
+		assert_non_null(child);
+		tl_info(h, &info);
+		assert_int_equal(tl_targ_pid(child), info.child_pid);
+		tl_expect_event(child, NULL, TNFCTL_EVENT_EXIT);
+		tl_info(child, &info);
+		assert_int_equal(info.exit_status, code);
+		tl_close(child, TNFCTL_TARG_DEFAULT);
+	}
+	tl_send(p, "exit 9");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
+	for (round = 0; round < rounds; round++) {
+		parse_status_reply(tl_expect(p, "uforked "), &rpid, &status);
+		assert_int_equal(status, code);
+	}
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+}
+
+/*
  * A child made with CLONE_UNTRACED (LeakSanitizer's stop-the-world task) is
  * not attached by the ptrace fork options: its FORK still comes, with a
  * handle that follows it to its EXIT (it waited for a stop that never came).
  */
 static void test_fork_clone_untraced_child_handle(void **state)
 {
-	tnfctl_handle_t *h, *child = NULL;
-	tnfctl_event_info_t info;
-	struct tl_proc *p;
-	pid_t rpid;
-	int status;
-
 	(void)state;
-	tl_require_root();
-	p = tl_start_target(tl.target, 1);
-	h = tl_pid_open(p->pid);
-	tl_send(p, "untraced_fork 4");
-	tl_expect_event(h, &child, TNFCTL_EVENT_FORK);
-	assert_non_null(child);
-	tl_info(h, &info);
-	assert_int_equal(tl_targ_pid(child), info.child_pid);
-	tl_expect_event(child, NULL, TNFCTL_EVENT_EXIT);
-	tl_info(child, &info);
-	assert_int_equal(info.exit_status, 4);
-	tl_close(child, TNFCTL_TARG_DEFAULT);
-	tl_send(p, "exit 9");
-	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
-	parse_status_reply(tl_expect(p, "uforked "), &rpid, &status);
-	assert_int_equal(status, 4);
-	tl_close(h, TNFCTL_TARG_DEFAULT);
+	untraced_child_rounds("untraced_fork", 4, 1);
 }
 
 /*
@@ -101,35 +117,8 @@ static void test_fork_clone_untraced_child_handle(void **state)
  */
 static void test_fork_clone_untraced_child_exits_first(void **state)
 {
-	tnfctl_handle_t *h, *child;
-	tnfctl_event_info_t info;
-	struct tl_proc *p;
-	pid_t rpid;
-	int status, round;
-
 	(void)state;
-	tl_require_root();
-	p = tl_start_target(tl.target, 1);
-	h = tl_pid_open(p->pid);
-	for (round = 0; round < 10; round++) {
-		child = NULL;
-		tl_send(p, "untraced_fork_exit 6");
-		tl_expect_event(h, &child, TNFCTL_EVENT_FORK);
-		assert_non_null(child);
-		tl_info(h, &info);
-		assert_int_equal(tl_targ_pid(child), info.child_pid);
-		tl_expect_event(child, NULL, TNFCTL_EVENT_EXIT);
-		tl_info(child, &info);
-		assert_int_equal(info.exit_status, 6);
-		tl_close(child, TNFCTL_TARG_DEFAULT);
-	}
-	tl_send(p, "exit 9");
-	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
-	for (round = 0; round < 10; round++) {
-		parse_status_reply(tl_expect(p, "uforked "), &rpid, &status);
-		assert_int_equal(status, 6);
-	}
-	tl_close(h, TNFCTL_TARG_DEFAULT);
+	untraced_child_rounds("untraced_fork_exit", 6, 10);
 }
 
 /* FORK with a child handle: the child is stopped and controlled to its EXIT. */

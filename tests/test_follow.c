@@ -179,6 +179,15 @@ static int find_in_path(const char *name, char *out, size_t size)
 }
 
 /* Does python3 map libz before any user code (then ctypes.CDLL cannot add it)? */
+/* python3's path in @py, or the test is skipped, saying why. */
+static void need_python3(char *py, size_t size)
+{
+	if (!find_in_path("python3", py, size)) {
+		print_message("SKIP: python3 is not installed (command -v python3 fails)\n");
+		skip();
+	}
+}
+
 static int python_preloads_libz(void)
 {
 	char *argv[] = {"/bin/sh", "-c",
@@ -208,10 +217,7 @@ static void test_follow_bash_tree(void **state)
 
 	(void)state;
 	tl_require_root();
-	if (!find_in_path("python3", py, sizeof(py))) {
-		print_message("SKIP: python3 is not installed (command -v python3 fails)\n");
-		skip();
-	}
+	need_python3(py, sizeof(py));
 	libz_loaded = python_preloads_libz();
 	run_follow(&r, args, 60000);
 	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 3) {
@@ -345,10 +351,7 @@ static void test_follow_json_tree(void **state)
 
 	(void)state;
 	tl_require_root();
-	if (!find_in_path("python3", py, sizeof(py))) {
-		print_message("SKIP: python3 is not installed (command -v python3 fails)\n");
-		skip();
-	}
+	need_python3(py, sizeof(py));
 	assert_non_null(mkdtemp(dir));
 	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
 	snprintf(file, sizeof(file), "%s/trace.json", dir);
@@ -398,10 +401,7 @@ static void test_follow_ndjson_streams(void **state)
 
 	(void)state;
 	tl_require_root();
-	if (!find_in_path("python3", py, sizeof(py))) {
-		print_message("SKIP: python3 is not installed (command -v python3 fails)\n");
-		skip();
-	}
+	need_python3(py, sizeof(py));
 	assert_non_null(mkdtemp(dir));
 	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
 	snprintf(file, sizeof(file), "%s/events.ndjson", dir);
@@ -474,10 +474,7 @@ static void test_follow_merge_with_probes(void **state)
 
 	(void)state;
 	tl_require_root();
-	if (!find_in_path("python3", py, sizeof(py))) {
-		print_message("SKIP: python3 is not installed (command -v python3 fails)\n");
-		skip();
-	}
+	need_python3(py, sizeof(py));
 	assert_non_null(mkdtemp(dir));
 	snprintf(merged, sizeof(merged), "%s/merged.json", dir);
 	snprintf(cmd, sizeof(cmd),
