@@ -34,7 +34,8 @@ static char work[64]; /* this test's temporary directory */
 
 /*
  * The JSON checker: prints EVENT lines in the cooked output's terms, ARGS
- * lines (the exact JSON of the args), THREAD, PROCS, FILES and BASE lines;
+ * lines (the exact JSON of the args), THREAD, PROC, PROCS, FILES and BASE
+ * lines;
  * a failed assertion exits non-zero with the reason on stderr.
  */
 static const char json_checker[] =
@@ -65,7 +66,7 @@ static const char json_checker[] =
 	"    assert isinstance(e['ts'], decimal.Decimal), e\n"
 	"    assert prev is None or e['ts'] >= prev, 'ts out of order'\n"
 	"    prev = e['ts']\n"
-	"    assert procs[e['pid']] == 'pid %d' % e['pid'], e\n"
+	"    assert e['pid'] in procs, e\n"
 	"    assert (e['pid'], e['tid']) in threads, e\n"
 	"    ms = (e['ts'] / 1000).quantize(decimal.Decimal('0.000001'))\n"
 	"    a = e['args']\n"
@@ -73,6 +74,7 @@ static const char json_checker[] =
 	"          ' '.join('%s: %s' % (k, cooked(v)) for k, v in a.items())))\n"
 	"    print('ARGS %s %s' % (e['name'], json.dumps(a, default=float)))\n"
 	"for (p, t), n in sorted(threads.items()): print('THREAD %d %d %s' % (p, t, n))\n"
+	"for p, n in sorted(procs.items()): print('PROC %d %s' % (p, n))\n"
 	"print('PROCS %d' % len(procs))\n"
 	"print('FILES %d' % len(doc['otherData']['files']))\n"
 	"print('BASE %s' % doc['otherData']['ts_base_ns'])\n";
@@ -462,6 +464,9 @@ static void json_one(const char *name, int nevents, const char *thread_line)
 	expect_line(rep, "PROCS 1");
 	expect_line(rep, "FILES 1");
 	expect_line(rep, thread_line);
+	/* the original writer's files name nobody: "pid N" */
+	snprintf(line, sizeof(line), "PROC %u pid %u", c->ev[0].pid, c->ev[0].pid);
+	expect_line(rep, line);
 	snprintf(line, sizeof(line), "EVENT 0.000000 %u", c->ev[0].pid);
 	assert_non_null(strstr(rep, line));
 	free(rep);
@@ -547,13 +552,102 @@ static void test_json_types(void **state)
 	json_matches_cooked(rep, c, "smalls");
 	for (i = 0; i < sizeof(args) / sizeof(args[0]); i++)
 		expect_line(rep, args[i]);
-	snprintf(line, sizeof(line), "THREAD %u %llu tid %llu", c->ev[0].pid, c->ev[0].tid,
-		 c->ev[0].tid);
+	/* our writer names the process and the thread: the program's name */
+	snprintf(line, sizeof(line), "THREAD %u %llu tp_probes", c->ev[0].pid, c->ev[0].tid);
+	expect_line(rep, line);
+	snprintf(line, sizeof(line), "PROC %u tp_probes", c->ev[0].pid);
 	expect_line(rep, line);
 	assert_non_null(strstr(rep, "|tp,types|"));
 	free(rep);
 	free(c->text);
 	free(c);
+}
+
+/* Lines of @rep that start with @prefix and end with @suffix. */
+static int count_lines(const char *rep, const char *prefix, const char *suffix)
+{
+	size_t pl = strlen(prefix), sl = strlen(suffix);
+	const char *p, *e;
+	int n = 0;
+
+	for (p = rep; *p; p = *e ? e + 1 : e) {
+		e = strchrnul(p, '\n');
+		if ((size_t)(e - p) >= pl + sl && !strncmp(p, prefix, pl) &&
+		    !strncmp(e - sl, suffix, sl))
+			n++;
+	}
+	return n;
+}
+
+/*
+ * tp_probes "named" into a @size-byte file: @wrap ticks, then two threads
+ * that name themselves write @n events each, then a fork child ticks.  The
+ * process_name and thread_name metadata must come from the file's
+ * schedule records: the program for the processes and the main threads,
+ * each worker's own name.  Returns the number of tick events left.
+ */
+static int json_names(size_t size, int n, int wrap)
+{
+	char helper[PATH_MAX], path[PATH_MAX], sz[32], num[16], w[16], line[128];
+	char opath[PATH_MAX], *argv[] = {helper, "named", path, sz, num, w, NULL};
+	char *files[] = {path, NULL}, *rep, *out;
+	int parent = 0, child = 0, st, ticks;
+
+	tl_path_of(helper, "tests/helpers/tp_probes");
+	in_work(path, PATH_MAX, "named.tnf");
+	snprintf(sz, sizeof(sz), "%zu", size);
+	snprintf(num, sizeof(num), "%d", n);
+	snprintf(w, sizeof(w), "%d", wrap);
+	st = run(argv, "helper.out", "helper.err", 1);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail_msg("tp_probes named: status 0x%x", st);
+	in_work(opath, sizeof(opath), "helper.out");
+	out = slurp(opath);
+	assert_non_null(out);
+	assert_int_equal(sscanf(out, "pids %d %d", &parent, &child), 2);
+	free(out);
+	rep = json_report(files);
+	expect_line(rep, "PROCS 2");
+	snprintf(line, sizeof(line), "PROC %d tp_probes", parent);
+	expect_line(rep, line);
+	snprintf(line, sizeof(line), "PROC %d tp_probes", child);
+	expect_line(rep, line);
+	/* four threads, each named: no "tid N" */
+	assert_int_equal(count_lines(rep, "THREAD ", ""), 4);
+	snprintf(line, sizeof(line), "THREAD %d %d tp_probes", parent, parent);
+	expect_line(rep, line);
+	snprintf(line, sizeof(line), "THREAD %d %d tp_probes", child, child);
+	expect_line(rep, line);
+	snprintf(line, sizeof(line), "THREAD %d ", parent);
+	assert_int_equal(count_lines(rep, line, " tp-worker-0"), 1);
+	assert_int_equal(count_lines(rep, line, " tp-worker-1"), 1);
+	assert_int_equal(count_lines(rep, "ARGS named_worker ", ""), 2 * n);
+	ticks = count_lines(rep, "ARGS tick ", "");
+	free(rep);
+	return ticks;
+}
+
+static void test_json_names(void **state)
+{
+	(void)state;
+	NEED_TOOL("python3", "python3");
+	/* tick 0, the child's, the parent's last */
+	assert_int_equal(json_names(TYPES_SIZE, 50, 0), 3);
+}
+
+/*
+ * A file that wraps: the oldest blocks are overwritten, the names stay (they
+ * are in tag space, which never wraps).
+ */
+static void test_json_names_wrapped(void **state)
+{
+	int n;
+
+	(void)state;
+	NEED_TOOL("python3", "python3");
+	n = json_names(131072, 50, 20000);
+	if (n <= 2 || n >= 20000)
+		fail_msg("%d of 20003 ticks left: the file did not wrap", n);
 }
 
 /* Quote, backslash, newline, tab, controls, invalid UTF-8, a real '€'. */
@@ -1196,6 +1290,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_json_several, ex_setup, ex_teardown),
 		cmocka_unit_test_setup_teardown(test_json_types, ex_setup, ex_teardown),
 		cmocka_unit_test_setup_teardown(test_json_escapes, ex_setup, ex_teardown),
+		cmocka_unit_test_setup_teardown(test_json_names, ex_setup, ex_teardown),
+		cmocka_unit_test_setup_teardown(test_json_names_wrapped, ex_setup, ex_teardown),
 		cmocka_unit_test_setup_teardown(test_ctf_small64, ex_setup, ex_teardown),
 		cmocka_unit_test_setup_teardown(test_ctf_threads64, ex_setup, ex_teardown),
 		cmocka_unit_test_setup_teardown(test_ctf_several, ex_setup, ex_teardown),

@@ -22,6 +22,7 @@
 #define TNF_MAGIC_FORMATTING 0x544E46FFu /* claimed by a formatter, not ready yet */
 #define TNF_BLOCK_SIZE	     512u
 #define TNF_BLOCK_HDR	     24u
+#define TNF_SCHED_SIZE	     32u /* tnf_sched_rec, names included */
 #define TNF_DIR_END	     0x10000u
 #define TNF_RESERVE_START    0x10000u
 #define TNF_DATA_START	     0x18000u
@@ -116,7 +117,8 @@ struct tnf_thread {
 	uint32_t sched; /* schedule record in blk, 0 = none */
 	int64_t time_base;
 	pid_t tid;
-	int busy; /* in a probe: nested probes are dropped */
+	uint32_t name; /* tnf_string of its name in tag space, 0 = none */
+	int busy;      /* in a probe: nested probes are dropped */
 	int disabled;
 	int registered;
 };
@@ -124,6 +126,7 @@ struct tnf_thread {
 extern struct tnf_runtime tnf_runtime;
 extern struct tnf_buf tnf_buf;
 extern pid_t tnf_pid;
+extern uint32_t tnf_proc_name; /* tnf_string of the program's name, 0 = none */
 extern __thread struct tnf_thread tnf_self __attribute__((tls_model("initial-exec")));
 
 static inline struct tnf_file_header *tnf_fh(void)
@@ -233,6 +236,7 @@ uint32_t tnf_type_ref_locked(enum tnf_tid id);
 uint32_t tnf_record_type(const struct tnf_type_desc *d);
 uint32_t tnf_record_layout(const struct tnf_type_desc *d, uint32_t *offs);
 uint32_t tnf_probe_tag(tnf_probe_control_t *cb);
+uint32_t tnf_name_string(const char *s);
 
 /* args.c */
 void tnf_put_string(tnf_probe_setup_t *set, uint32_t *slot, const char *str);

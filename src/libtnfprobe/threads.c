@@ -5,7 +5,9 @@
  * exits; tnf_thread_disable/enable (tnf_process_disable(3TNF)) switch the
  * calling thread.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "rt.h"
@@ -13,6 +15,8 @@
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t key;
 static int key_ok;
+
+uint32_t tnf_proc_name;
 
 static void thread_exit(void *arg)
 {
@@ -43,9 +47,20 @@ static void make_key(void)
 
 void tnf_thread_register(struct tnf_thread *t)
 {
+	char comm[16] = "";
+
 	t->ops.put_string = tnf_put_string;
 	t->ops.put_record = tnf_put_record;
 	t->tid = gettid();
+	/*
+	 * Names for the trace viewers, as they are at the first event: the
+	 * program (argv[0]'s base name, which a fork child shares) and the
+	 * thread's comm (pthread_setname_np).
+	 */
+	if (!tnf_proc_name)
+		tnf_proc_name = tnf_name_string(program_invocation_short_name);
+	if (!prctl(PR_GET_NAME, comm))
+		t->name = tnf_name_string(comm);
 	pthread_once(&key_once, make_key);
 	if (key_ok)
 		pthread_setspecific(key, t);

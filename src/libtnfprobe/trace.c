@@ -22,7 +22,7 @@ static uint32_t outside_args(const tnf_probe_control_t *cb)
 
 /*
  * tnf_sched_rec: tid and lwpid are both the kernel thread id (Linux has no
- * separate user-level thread id), pid is getpid().
+ * separate user-level thread id), pid is getpid(), then the names.
  */
 static void write_sched(struct tnf_thread *t, int64_t now)
 {
@@ -34,9 +34,11 @@ static void write_sched(struct tnf_thread *t, int64_t now)
 	w[2] = (uint32_t)t->tid;
 	w[3] = (uint32_t)tnf_pid;
 	*(int64_t *)(w + 4) = now;
+	w[6] = tnf_proc_name ? tnf_ref_perm(tnf_proc_name) : 0;
+	w[7] = t->name ? tnf_ref_perm(t->name) : 0;
 	t->sched = t->pos;
 	t->time_base = now;
-	t->pos += 24;
+	t->pos += TNF_SCHED_SIZE;
 	tnf_commit_thread(t); /* the schedule stays even if the event rolls back */
 }
 
@@ -68,14 +70,14 @@ TNF_EXPORT void *tnf_trace_alloc(struct tnf_ops *ops, tnf_probe_control_t *cb,
 		}
 	}
 	size = tnf_round8((uint32_t)cb->tnf_event_size);
-	if (size < 8 || size > TNF_BLOCK_SIZE - TNF_BLOCK_HDR - 24) {
+	if (size < 8 || size > TNF_BLOCK_SIZE - TNF_BLOCK_HDR - TNF_SCHED_SIZE) {
 		tnf_drop(TNF_DROP_TOOBIG);
 		goto drop;
 	}
 	now = tnf_now();
 	sched = !t->sched || now < t->time_base || now - t->time_base > (int64_t)UINT32_MAX;
 	/* leave room for strings and records in the same block */
-	need = size + outside_args(cb) * 64 + (sched ? 24 : 0);
+	need = size + outside_args(cb) * 64 + (sched ? TNF_SCHED_SIZE : 0);
 	room = t->blk ? t->blk + TNF_BLOCK_SIZE - t->pos : 0;
 	if (room < need) {
 		if (tnf_block_new(t)) {

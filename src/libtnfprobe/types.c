@@ -89,8 +89,15 @@ static const uint8_t block_header_slots[] = {T_TAG,   T_UINT32, T_UINT16, T_UINT
 					     T_UINT8, T_OPAQUE, END};
 static const char *const block_header_names[] = {"tnf_tag", "generation", "bytes_valid",
 						 "A_lock",  "B_lock",	  "next_block"};
-static const uint8_t sched_slots[] = {T_TAG, T_UINT32, T_LWPID, T_PID, T_TIME_BASE, END};
-static const char *const sched_names[] = {"tnf_tag", "tid", "lwpid", "pid", "time_base"};
+/*
+ * The original's five slots, then the process's and the thread's names
+ * (permanent references to tag space): readers find slots by name, so the
+ * original tnfdump reads the record unchanged and ignores the two.
+ */
+static const uint8_t sched_slots[] = {T_TAG,	   T_UINT32, T_LWPID,  T_PID,
+				      T_TIME_BASE, T_STRING, T_STRING, END};
+static const char *const sched_names[] = {"tnf_tag",   "tid",	       "lwpid",	     "pid",
+					  "time_base", "process_name", "thread_name"};
 
 static const struct builtin builtins[T_COUNT] = {
 	[T_INLINE] = {"tnf_inline", T_TYPE, P_NULL, 0, 0, T_NONE, NULL, NULL},
@@ -141,8 +148,8 @@ static const struct builtin builtins[T_COUNT] = {
 	[T_PROBE_EVENT] = {"tnf_probe_event", T_DERIVED_TYPE, P_PROBE_EVENT, 0, 0, T_TAG, NULL,
 			   NULL},
 	[T_TIME_DELTA] = DERIVED("tnf_time_delta", T_UINT32),
-	[T_SCHED_REC] = {"tnf_sched_rec", T_STRUCT_TYPE, P_STRUCT, 24, 0, T_NONE, sched_slots,
-			 sched_names},
+	[T_SCHED_REC] = {"tnf_sched_rec", T_STRUCT_TYPE, P_STRUCT, TNF_SCHED_SIZE, 0, T_NONE,
+			 sched_slots, sched_names},
 	[T_LWPID] = DERIVED("tnf_lwpid", T_UINT32),
 	[T_PID] = DERIVED("tnf_pid", T_INT32),
 	[T_TIME_BASE] = DERIVED("tnf_time_base", T_INT64),
@@ -170,6 +177,7 @@ const struct tnf_kind_info tnf_kinds[TNF_K_MAX] = {
 };
 
 #define MAX_RECORDS 256
+#define MAX_NAMES   256 /* distinct process and thread names per process */
 
 static pthread_mutex_t types_mutex = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t memo[T_COUNT];
@@ -178,6 +186,8 @@ static struct {
 	uint32_t off;
 } records[MAX_RECORDS];
 static int nrecords;
+static uint32_t names[MAX_NAMES]; /* their tnf_string records */
+static int nnames;
 
 void tnf_types_lock(void)
 {
@@ -543,4 +553,37 @@ uint32_t tnf_probe_tag(tnf_probe_control_t *cb)
 out:
 	tnf_types_unlock();
 	return idx;
+}
+
+/*
+ * A process or thread name (at most 63 bytes kept) as a tnf_string in tag
+ * space, written once per distinct name: schedule records point at it.
+ * 0 if there is no room.
+ */
+uint32_t tnf_name_string(const char *s)
+{
+	char buf[64];
+	uint32_t off = 0;
+	size_t len;
+	int i;
+
+	if (!s || !*s)
+		return 0;
+	len = strnlen(s, sizeof(buf) - 1);
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	tnf_types_lock();
+	for (i = 0; i < nnames; i++)
+		if (!strcmp(tnf_buf.base + names[i] + 8, buf)) {
+			off = names[i];
+			goto out;
+		}
+	if (nnames == MAX_NAMES)
+		goto out;
+	off = put_tag_string(buf, T_STRING);
+	if (off)
+		names[nnames++] = off;
+out:
+	tnf_types_unlock();
+	return off;
 }

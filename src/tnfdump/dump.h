@@ -50,6 +50,8 @@ void json_free(struct json_trace *j);
  * read is null: only -TNF_ERR_NOMEM fails.
  */
 int json_event(struct json_trace *j, struct tnf_file *f, const struct tnf_event *ev);
+/* After each file's events: schedule records are known by offset. */
+void json_file_end(struct json_trace *j);
 /* Metadata, then the events sorted by time; @files go to otherData. */
 int json_print(struct json_trace *j, FILE *out, char *const files[], int nfiles);
 

@@ -19,8 +19,12 @@
  * cannot read (a damaged file the cooked pass still accepts) is null.
  * Which events exist, and whether a file is bad, is the cooked output's
  * judgement (cooked_check()), so the exit status never depends on the
- * format.  Metadata events
- * name each process "pid N" and each thread "tid N".  Events are sorted by
+ * format.  Metadata events name each process and thread: by the
+ * "process_name" and "thread_name" slots of the events' schedule records
+ * (our writer's: the program and the thread's comm at its first event),
+ * else "pid N" and "tid N" (the original writer's files have no names).
+ * User-level records carry no CPU (a thread moves between CPUs within one
+ * schedule record), so there is none in the JSON.  Events are sorted by
  * time, stable in file order.
  */
 #include <inttypes.h>
@@ -41,6 +45,8 @@ struct jrow {
 	uint32_t pid;
 	uint32_t lwpid;
 	int kernel;
+	int pname; /* index in json_trace.names, -1 = none */
+	int tname;
 	char *text; /* everything of the event after its "ts" */
 };
 
@@ -48,6 +54,11 @@ struct json_trace {
 	struct jrow *rows;
 	size_t n;
 	size_t cap;
+	char **names; /* process and thread names, each once */
+	int nnames;
+	uint32_t last_sched; /* the current file's last schedule record */
+	int last_pname;
+	int last_tname;
 };
 
 struct json_trace *json_new(void)
@@ -63,6 +74,9 @@ void json_free(struct json_trace *j)
 		return;
 	for (i = 0; i < j->n; i++)
 		free(j->rows[i].text);
+	for (i = 0; i < (size_t)j->nnames; i++)
+		free(j->names[i]);
+	free(j->names);
 	free(j->rows);
 	free(j);
 }
@@ -334,6 +348,61 @@ static int json_event_text(struct tnf_file *f, const struct tnf_event *ev, char 
 	return err;
 }
 
+/* The index of name @s (@len bytes) in j->names, added if new; -1 if none. */
+static int json_intern(struct json_trace *j, const char *s, size_t len)
+{
+	char **v;
+	int i;
+
+	if (!s || !len)
+		return -1;
+	for (i = 0; i < j->nnames; i++)
+		if (strlen(j->names[i]) == len && !memcmp(j->names[i], s, len))
+			return i;
+	v = realloc(j->names, (size_t)(j->nnames + 1) * sizeof(*v));
+	if (!v)
+		return -2;
+	j->names = v;
+	v[j->nnames] = strndup(s, len);
+	if (!v[j->nnames])
+		return -2;
+	return j->nnames++;
+}
+
+/* Slot @slot of schedule record @sched as a name index: -1 none, -2 no memory. */
+static int sched_name(struct json_trace *j, struct tnf_file *f, struct tnf_datum sched,
+		      const char *slot)
+{
+	struct tnf_datum d;
+	const char *s;
+	size_t len = 0;
+
+	if (tnf_slot_named(f, sched, slot, &d) || !d.off || tnf_datum_kind(d) != TNF_K_STRING)
+		return -1;
+	s = tnf_get_chars(f, d, &len);
+	return json_intern(j, s, s ? strnlen(s, len) : 0);
+}
+
+/* The names of @ev's schedule record, read once per record. */
+static int event_names(struct json_trace *j, struct tnf_file *f, const struct tnf_event *ev)
+{
+	if (j->last_sched && j->last_sched == ev->sched.off)
+		return 0;
+	j->last_pname = sched_name(j, f, ev->sched, "process_name");
+	j->last_tname = sched_name(j, f, ev->sched, "thread_name");
+	if (j->last_pname == -2 || j->last_tname == -2) {
+		j->last_sched = 0;
+		return -TNF_ERR_NOMEM;
+	}
+	j->last_sched = ev->sched.off;
+	return 0;
+}
+
+void json_file_end(struct json_trace *j)
+{
+	j->last_sched = 0;
+}
+
 int json_event(struct json_trace *j, struct tnf_file *f, const struct tnf_event *ev)
 {
 	struct jrow *r;
@@ -348,6 +417,9 @@ int json_event(struct json_trace *j, struct tnf_file *f, const struct tnf_event 
 		j->rows = r;
 		j->cap = cap;
 	}
+	err = event_names(j, f, ev);
+	if (err)
+		return err;
 	r = &j->rows[j->n];
 	err = json_event_text(f, ev, &r->text);
 	if (err)
@@ -358,6 +430,8 @@ int json_event(struct json_trace *j, struct tnf_file *f, const struct tnf_event 
 	r->pid = ev->pid;
 	r->lwpid = ev->lwpid;
 	r->kernel = ev->kernel;
+	r->pname = j->last_pname;
+	r->tname = j->last_tname;
 	j->n++;
 	return 0;
 }
@@ -382,24 +456,47 @@ static int jrow_thread_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static void json_thread_name(FILE *out, const struct jrow *r)
+/* @name: the index of the thread's name, -1 = none. */
+static void json_thread_name(FILE *out, const struct json_trace *j, const struct jrow *r, int name)
 {
 	fprintf(out, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%" PRIu32 ",\"tid\":", r->pid);
 	json_uint(out, r->tid);
-	if (r->kernel)
+	if (name >= 0) {
+		fputs(",\"args\":{\"name\":", out);
+		json_cstring(out, j->names[name]);
+		fputs("}},\n", out);
+	} else if (r->kernel) {
 		fprintf(out, ",\"args\":{\"name\":\"kthread 0x%" PRIx64 "\"}},\n", r->tid);
-	else if (r->lwpid && r->lwpid != r->tid)
+	} else if (r->lwpid && r->lwpid != r->tid) {
 		fprintf(out, ",\"args\":{\"name\":\"tid %" PRIu64 " (lwp %" PRIu32 ")\"}},\n",
 			r->tid, r->lwpid);
-	else
+	} else {
 		fprintf(out, ",\"args\":{\"name\":\"tid %" PRIu64 "\"}},\n", r->tid);
+	}
 }
 
-/* process_name once per pid, thread_name once per (pid, tid). */
+static void json_process_name(FILE *out, const struct json_trace *j, uint32_t pid, int name)
+{
+	fprintf(out,
+		"{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%" PRIu32
+		",\"tid\":0,\"args\":{\"name\":",
+		pid);
+	if (name >= 0)
+		json_cstring(out, j->names[name]);
+	else
+		fprintf(out, "\"pid %" PRIu32 "\"", pid);
+	fputs("}},\n", out);
+}
+
+/*
+ * process_name once per pid (the first name one of its events has),
+ * thread_name once per (pid, tid) (likewise).
+ */
 static int json_metadata(FILE *out, const struct json_trace *j)
 {
-	const struct jrow **v, *prev = NULL;
-	size_t i;
+	const struct jrow **v;
+	size_t i, k, t;
+	int pname, tname;
 
 	v = malloc((j->n ? j->n : 1) * sizeof(*v));
 	if (!v)
@@ -407,15 +504,21 @@ static int json_metadata(FILE *out, const struct json_trace *j)
 	for (i = 0; i < j->n; i++)
 		v[i] = &j->rows[i];
 	qsort(v, j->n, sizeof(*v), jrow_thread_cmp);
-	for (i = 0; i < j->n; i++) {
-		if (!prev || prev->pid != v[i]->pid)
-			fprintf(out,
-				"{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%" PRIu32
-				",\"tid\":0,\"args\":{\"name\":\"pid %" PRIu32 "\"}},\n",
-				v[i]->pid, v[i]->pid);
-		if (!prev || prev->pid != v[i]->pid || prev->tid != v[i]->tid)
-			json_thread_name(out, v[i]);
-		prev = v[i];
+	for (i = 0; i < j->n; i = k) {
+		pname = -1;
+		for (k = i; k < j->n && v[k]->pid == v[i]->pid; k++)
+			if (pname < 0)
+				pname = v[k]->pname;
+		json_process_name(out, j, v[i]->pid, pname);
+		for (t = i; t < k;) {
+			const struct jrow *first = v[t];
+
+			tname = -1;
+			for (; t < k && v[t]->tid == first->tid; t++)
+				if (tname < 0)
+					tname = v[t]->tname;
+			json_thread_name(out, j, first, tname);
+		}
 	}
 	free(v);
 	return 0;

@@ -204,6 +204,8 @@ static int dump_file(const char *path, const struct options *o)
 		err = export_file(path, o, f);
 		if (o->format == FMT_CTF)
 			ctf_file_end(o->ctf);
+		else
+			json_file_end(o->json);
 		tnf_close(f);
 		return err;
 	}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * tp_probes SCENARIO [FILE [SIZE]] - a program with probes for
- * test_probe_runtime: it plays its own controller (tp_selfctl.h), runs one
+ * tp_probes SCENARIO [FILE [SIZE [N [W]]]] - a program with probes for
+ * test_probe_runtime and test_export: it plays its own controller (tp_selfctl.h), runs one
  * scenario writing FILE, prints what the test checks on stdout and exits 0.
  * Runs with or without libtnfprobe in LD_PRELOAD.
  */
@@ -68,6 +68,21 @@ static void *worker(void *arg)
 
 	for (i = 0; i < 500; i++)
 		TNF_PROBE_2(worker, "tp thread", "", tnf_int, who, who, tnf_int, i, i);
+	return NULL;
+}
+
+/* "named": a thread that names itself before its first event */
+static int named_n;
+
+static void *named_worker(void *arg)
+{
+	int who = (int)(long)arg, i;
+	char name[16];
+
+	snprintf(name, sizeof(name), "tp-worker-%d", who);
+	pthread_setname_np(pthread_self(), name);
+	for (i = 0; i < named_n; i++)
+		TNF_PROBE_2(named_worker, "tp thread", "", tnf_int, who, who, tnf_int, i, i);
 	return NULL;
 }
 
@@ -221,6 +236,34 @@ int main(int argc, char **argv)
 		for (i = 0; i < 4; i++)
 			pthread_join(t[i], NULL);
 		printf("done\n");
+	} else if (!strcmp(sc, "named")) {
+		/*
+		 * Names in the trace file: W ticks (to wrap a small file), then 2
+		 * named threads of N events each, then a fork child.
+		 */
+		int w = argc > 5 ? atoi(argv[5]) : 0;
+		pthread_t t[2];
+		pid_t pid;
+		int st;
+
+		named_n = argc > 4 ? atoi(argv[4]) : 50;
+		for (i = 0; i <= w; i++)
+			tick(i);
+		for (i = 0; i < 2; i++)
+			if (pthread_create(&t[i], NULL, named_worker, (void *)(long)i))
+				fail("pthread_create");
+		for (i = 0; i < 2; i++)
+			pthread_join(t[i], NULL);
+		pid = fork();
+		if (pid < 0)
+			fail("fork");
+		if (pid == 0) {
+			tick(100);
+			_exit(0);
+		}
+		waitpid(pid, &st, 0);
+		tick(1);
+		printf("pids %d %d\n", (int)getpid(), (int)pid);
 	} else if (!strcmp(sc, "wrap")) {
 		int n = argc > 4 ? atoi(argv[4]) : 20000;
 
