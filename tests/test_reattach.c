@@ -5,12 +5,15 @@
  * that open fails (a static image: NOTDYNAMIC; no libtnfprobe.so.1:
  * NOLIBTNFPROBE) the library resumes the process, which only its own
  * SUSPEND had stopped; a process stopped by someone else's SIGSTOP stays
- * in its job-control stop after a failed open.
+ * in its job-control stop after a failed open.  The same holds when the
+ * re-open fails because the tracer helper died before it answered: the
+ * library, not the helper, then resumes the process.
  *
  * TL_REATTACH_ROUNDS rounds of each (default 3; 30 with TL_STRESS=full).
  */
 #include "testlib.h"
 #include <stdbool.h>
+#include <sys/syscall.h>
 
 static int rounds(void)
 {
@@ -134,12 +137,138 @@ static void test_failed_open_keeps_foreign_stop(void **state)
 	}
 }
 
+/* The one live tnfctl-tracer of our subtree. */
+static pid_t the_tracer(void)
+{
+	struct tl_pinfo *ps;
+	pid_t found = 0;
+	int i, n, k = 0;
+
+	n = tl_subtree(&ps);
+	for (i = 0; i < n; i++)
+		if (tl_is_tracer(&ps[i]) && ps[i].state != 'Z' && ps[i].state != 'X') {
+			found = ps[i].pid;
+			k++;
+		}
+	free(ps);
+	if (k != 1)
+		fail_msg("%d live tnfctl-tracer helpers, expected 1", k);
+	return found;
+}
+
+/* Until @pred(@pid, @tid) holds: a state change, bounded by TL_TIMEOUT_MS. */
+static void wait_until(bool (*pred)(pid_t, pid_t), pid_t pid, pid_t tid, const char *what)
+{
+	long long end = tl_now_ms() + tl.timeout_ms;
+
+	while (!pred(pid, tid)) {
+		if (tl_now_ms() > end)
+			fail_msg("timed out waiting until %s", what);
+		sched_yield();
+	}
+}
+
+static bool is_stopped(pid_t pid, pid_t tid)
+{
+	return tl_task_state(pid, tid) == 'T';
+}
+
+/* Thread @tid of this process is blocked in recvmsg (a reply from the helper). */
+static bool in_recvmsg(pid_t pid, pid_t tid)
+{
+	char path[64], buf[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+	return tl_read_file(path, buf, sizeof(buf)) > 0 && atol(buf) == SYS_recvmsg;
+}
+
+struct reopen {
+	pid_t pid;
+	_Atomic pid_t tid;
+	tnfctl_handle_t *h;
+	tnfctl_errcode_t err;
+};
+
+static void *reopen_thread(void *arg)
+{
+	struct reopen *r = arg;
+
+	r->tid = gettid();
+	r->err = tnfctl_pid_open(r->pid, &r->h);
+	return NULL;
+}
+
+/*
+ * close(SUSPEND), then a pid_open whose helper dies (SIGKILL, while it is
+ * held in a SIGSTOP so that the request is surely in flight) before it
+ * answers: the open fails and the process runs again.  Before the fix the
+ * process stayed stopped for good (nobody was left to resume it).
+ */
+static void helper_dies_in_reopen(void)
+{
+	struct reopen r = {0};
+	tnfctl_handle_t *h, *hq;
+	struct tl_proc *p, *q;
+	pthread_t th;
+	pid_t tracer;
+	int st;
+
+	p = tl_start_target(tl.target, 1);
+	q = tl_start_target(tl.target, 1);
+	h = tl_pid_open(p->pid);
+	hq = tl_pid_open(q->pid); /* keeps the helper up across h's close */
+	tl_close(h, TNFCTL_TARG_SUSPEND);
+	tl_assert_job_stopped(p->pid, "after close SUSPEND");
+	tracer = the_tracer();
+	assert_int_equal(kill(tracer, SIGSTOP), 0);
+	wait_until(is_stopped, tracer, tracer, "the helper is stopped");
+	r.pid = p->pid;
+	assert_int_equal(pthread_create(&th, NULL, reopen_thread, &r), 0);
+	while (!r.tid)
+		sched_yield();
+	wait_until(in_recvmsg, getpid(), r.tid, "pid_open waits for the helper's reply");
+	assert_int_equal(kill(tracer, SIGKILL), 0);
+	pthread_join(th, NULL);
+	assert_null(r.h);
+	assert_int_not_equal(r.err, TNFCTL_ERR_NONE);
+	/* resumed, untraced */
+	tl_send(p, "ping");
+	tl_expect(p, "pong");
+	tl_assert_running(p->pid, "after the failed re-open");
+	assert_int_equal(tl_tracer_pid(p->pid), 0);
+	/* q's handle died with its helper; q runs on, untraced */
+	tnfctl_close(hq, TNFCTL_TARG_RESUME);
+	tl_untrack_handle(hq);
+	tl_send(q, "ping");
+	tl_expect(q, "pong");
+	assert_int_equal(tl_tracer_pid(q->pid), 0);
+	tl_send(p, "exit 3");
+	tl_send(q, "exit 4");
+	st = tl_reap(p->pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 3);
+	st = tl_reap(q->pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 4);
+	proc_release(p);
+	proc_release(q);
+}
+
+static void test_reopen_helper_dies_resumed(void **state)
+{
+	int r;
+
+	(void)state;
+	tl_require_root();
+	for (r = 0; r < rounds(); r++)
+		helper_dies_in_reopen();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		TL_TEST(test_reopen_static_image_resumed),
 		TL_TEST(test_reopen_probeless_image_resumed),
 		TL_TEST(test_failed_open_keeps_foreign_stop),
+		TL_TEST(test_reopen_helper_dies_resumed),
 		TL_FINAL_TEST,
 	};
 

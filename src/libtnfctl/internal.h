@@ -105,7 +105,8 @@ void tnf_spawned_add(pid_t pid);
 void tnf_spawned_reap(pid_t pid);
 /* Processes left stopped by our tnfctl_close(SUSPEND) (suspended.c). */
 void tnf_suspended_add(pid_t pid, bool tty_intr);
-bool tnf_suspended_take(pid_t pid, bool *tty_intr);
+int tnf_suspended_take(pid_t pid, bool *tty_intr);
+void tnf_suspended_resume(int pidfd);
 
 /* exec.c: program lookup and environment */
 tnfctl_errcode_t tnf_find_program(const char *pgm, char **path);

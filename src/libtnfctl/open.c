@@ -38,29 +38,39 @@ TNF_API tnfctl_errcode_t tnfctl_pid_open_flags(pid_t pid, unsigned int flags,
 	struct tnfctl_handle *h;
 	struct tnf_rep rep;
 	tnfctl_errcode_t err;
-	bool ours, tty_intr = false;
+	bool tty_intr = false;
+	int susp_fd;
 
 	if (!retval || pid == getpid() ||
 	    (flags & ~(TNFCTL_OPEN_NOPROBES | TNFCTL_OPEN_EXEC_FAILED)))
 		return TNFCTL_ERR_BADARG;
 	if (pid <= 0)
 		return TNFCTL_ERR_NOPROCESS;
-	/* Stopped by our own SUSPEND alone: a failed open resumes it. */
-	ours = tnf_suspended_take(pid, &tty_intr);
-	req.arg = ours;
+	/*
+	 * Stopped by our own SUSPEND alone: a failed open resumes it (the
+	 * helper does when it answers with an error; we do when it cannot).
+	 */
+	susp_fd = tnf_suspended_take(pid, &tty_intr);
+	req.arg = susp_fd >= 0;
 	if (tty_intr)
 		req.flags |= TNF_OPEN_TTY_INTR;
 	err = check_caller_may_trace(pid);
 	if (!err)
 		err = tnf_client_new_handle(&h);
 	if (err) {
-		if (ours && err != TNFCTL_ERR_NOPROCESS)
-			kill(pid, SIGCONT);
+		tnf_suspended_resume(susp_fd);
 		return err;
 	}
 	err = tnf_client_call(h, &req, -1, &rep);
-	if (!err)
-		err = rep.err;
+	if (err) {
+		/* the helper died before it answered */
+		tnf_client_free_handle(h);
+		tnf_suspended_resume(susp_fd);
+		return err;
+	}
+	if (susp_fd >= 0)
+		close(susp_fd);
+	err = rep.err;
 	if (err) {
 		tnf_client_free_handle(h);
 		return err;

@@ -53,24 +53,36 @@ void tnf_suspended_add(pid_t pid, bool tty_intr)
 }
 
 /*
- * Forget @pid; true if it is still the process our SUSPEND left stopped
- * (then *@tty_intr is its handle's terminal-^C rule).
+ * Forget @pid: a pidfd (close-on-exec, the caller's to close) if it is
+ * still the process our SUSPEND left stopped (then *@tty_intr is its
+ * handle's terminal-^C rule), else -1.
  */
-bool tnf_suspended_take(pid_t pid, bool *tty_intr)
+int tnf_suspended_take(pid_t pid, bool *tty_intr)
 {
-	bool ours = false;
+	int fd = -1;
 	size_t i;
 
 	pthread_mutex_lock(&susp_lock);
 	for (i = 0; i < nsusp; i++)
 		if (susp[i].pid == pid) {
-			if (syscall(SYS_pidfd_send_signal, susp[i].pidfd, 0, NULL, 0) == 0) {
-				ours = true;
+			if (fd < 0 &&
+			    syscall(SYS_pidfd_send_signal, susp[i].pidfd, 0, NULL, 0) == 0) {
+				fd = susp[i].pidfd;
 				*tty_intr = susp[i].tty_intr;
+			} else {
+				close(susp[i].pidfd);
 			}
-			close(susp[i].pidfd);
 			susp[i--] = susp[--nsusp];
 		}
 	pthread_mutex_unlock(&susp_lock);
-	return ours;
+	return fd;
+}
+
+/* Ends our SUSPEND's stop of the process of @pidfd (from tnf_suspended_take), closes it. */
+void tnf_suspended_resume(int pidfd)
+{
+	if (pidfd < 0)
+		return;
+	syscall(SYS_pidfd_send_signal, pidfd, SIGCONT, NULL, 0);
+	close(pidfd);
 }
