@@ -83,6 +83,7 @@
 
 #include <tnf/tnfctl.h>
 
+#include "fd_limit.h"
 #include "follow_out.h"
 
 /* Every process: no probes touched (no preload), failed execs reported. */
@@ -242,7 +243,11 @@ static void *follow(void *arg)
 							     .signal = SIGKILL,
 							     .core = -1});
 		} else if (err != TNFCTL_ERR_NONE) {
-			msg("pid %d: %s; detached", f->pid, tnfctl_strerror(err));
+			if (err == TNFCTL_ERR_ALLOCFAIL && (errno == EMFILE || errno == ENFILE))
+				msg("pid %d: out of file descriptors (ulimit -n, %s); detached",
+				    f->pid, strerror(errno));
+			else
+				msg("pid %d: %s; detached", f->pid, tnfctl_strerror(err));
 			tnfctl_close(f->h, TNFCTL_TARG_RESUME);
 			break;
 		} else if (evt == TNFCTL_EVENT_EINTR) {
@@ -767,6 +772,7 @@ int main(int argc, char **argv)
 	}
 	/* Only now: an ignored SIGPIPE would have been inherited across the exec. */
 	signal(SIGPIPE, SIG_IGN);
+	tnf_raise_fd_limit(); /* the root has the caller's limit */
 	if (tnfctl_trace_attrs_get(h, &attrs) == TNFCTL_ERR_NONE)
 		pid = attrs.targ_pid;
 	/* exec_open returns at the exec: its image starts now */

@@ -8,6 +8,7 @@
  * name, details); details: "child <pid>" (FORK), the path (EXEC, DLOPEN, DLCLOSE), "status <n>"
  * (EXIT), "signal <n> (...)" (TARGGONE).
  */
+#include <sys/resource.h>
 #include "testlib.h"
 
 #define MAX_EVENTS 4096
@@ -314,6 +315,49 @@ static void test_follow_exit_status(void **state)
 	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 5) {
 		dump_run(&r);
 		fail_msg("tnfctl-follow tnfdemo -x 5: wait status 0x%x, expected exit 5", r.status);
+	}
+	free_run(&r);
+}
+
+/*
+ * 600 processes alive at once under a soft RLIMIT_NOFILE of 1024 (Debian's
+ * default): the library holds up to three descriptors per followed
+ * process in the controller and two in the helper, so both raise their
+ * soft limit to the hard one; the tree keeps the caller's 1024.  Before,
+ * about 330 processes were followed and the rest "detached" with "memory
+ * allocation failure".  The dd processes block on a FIFO until the root
+ * has started them all, then each reads one byte and exits.
+ */
+static void test_follow_many_live_processes(void **state)
+{
+	static struct follow_run r;
+	char *args[] = {
+		"bash", "-c",
+		"ulimit -Sn; d=$(mktemp -d) && mkfifo $d/f && exec 3<>$d/f && rm -r $d && "
+		"for i in $(seq 600); do dd bs=1 count=1 status=none <&3 >/dev/null & done; "
+		"head -c 600 /dev/zero >&3; wait",
+		NULL};
+	struct rlimit old, low;
+	int dd;
+
+	(void)state;
+	tl_require_root();
+	if (getrlimit(RLIMIT_NOFILE, &old) || old.rlim_max < 8192) {
+		print_message("SKIP: needs a hard RLIMIT_NOFILE of 8192 or more (it is %llu)\n",
+			      (unsigned long long)old.rlim_max);
+		skip();
+	}
+	low = old;
+	low.rlim_cur = 1024;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	run_follow(&r, args, 120000);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	dd = count_events(&r, 0, "EXEC", "/dd");
+	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) || dd != 600 ||
+	    strstr(r.text, "detached") || !strstr(r.text, "1024\n")) {
+		dump_run(&r);
+		fail_msg("600 live processes at ulimit -Sn 1024: %d dd EXECs, wait status 0x%x", dd,
+			 r.status);
 	}
 	free_run(&r);
 }
@@ -734,6 +778,7 @@ int main(void)
 		TL_TEST(test_follow_bash_tree),
 		TL_TEST(test_follow_tnfdemo),
 		TL_TEST(test_follow_exit_status),
+		TL_TEST(test_follow_many_live_processes),
 		TL_TEST(test_follow_json_tree),
 		TL_TEST(test_follow_ndjson_streams),
 		TL_TEST(test_follow_merge_with_probes),

@@ -313,11 +313,13 @@ tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *
  *  TNFCTL_ERR_NOPROCESS  the target was killed while stopped (only SIGKILL
  *                        can do that).
  *  TNFCTL_ERR_ALLOCFAIL  no descriptor (RLIMIT_NOFILE, in the caller or in
- *                        the tracer helper, which inherits the caller's
- *                        limit) or memory for the socket of a FORK child's
- *                        handle (@child_hndl set;
- *                        the target is still stopped, the handle usable).
- *                        Each handle holds one descriptor.
+ *                        the tracer helper, which raises its soft limit to
+ *                        the hard one) or memory for the socket of a FORK
+ *                        child's handle (@child_hndl set; errno is EMFILE
+ *                        or ENFILE when descriptors ran out; the target is
+ *                        still stopped, the handle usable).  Each handle
+ *                        holds one descriptor, and two more while a
+ *                        continue with @child_hndl waits.
  *  TNFCTL_ERR_INTERNAL   the tracer helper failed.
  */
 tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *hndl, tnfctl_event_t *evt,

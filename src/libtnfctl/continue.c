@@ -71,6 +71,7 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 	sigset_t all, callers;
 	tnfctl_errcode_t err;
 	struct tnf_rep rep;
+	int e = 0;
 
 	if (!h || !evt || h->pr.mode != TNF_MODE_DIRECT)
 		return TNFCTL_ERR_BADARG;
@@ -102,6 +103,9 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 	if (err) {
 		if (err == TNFCTL_ERR_NOPROCESS)
 			h->state = TNF_H_GONE;
+		/* the helper's errno: the child's socket could not be installed */
+		if (err == TNFCTL_ERR_ALLOCFAIL && rep.exit_status > 0)
+			e = rep.exit_status;
 		goto out_sv;
 	}
 	record_event(h, &rep);
@@ -159,7 +163,11 @@ out_sv:
 	if (sv[0] >= 0)
 		close(sv[0]);
 out:
+	if (err == TNFCTL_ERR_ALLOCFAIL && !e)
+		e = errno;
 	pthread_mutex_unlock(&h->lock);
+	if (e)
+		errno = e;
 	return err;
 }
 

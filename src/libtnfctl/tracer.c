@@ -20,6 +20,7 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -1484,7 +1485,11 @@ static void on_handle_sock(int sock)
 	case TNF_OP_CONTINUE:
 		/* The child handle's socket was not installed here (RLIMIT_NOFILE). */
 		if (req.arg && fd < 0) {
-			reply_err(sock, TNFCTL_ERR_ALLOCFAIL);
+			struct tnf_rep rep = {.kind = TNF_REP_DONE,
+					      .err = TNFCTL_ERR_ALLOCFAIL,
+					      .exit_status = EMFILE};
+
+			send_rep(sock, &rep);
 			break;
 		}
 		op_continue(t, req.arg != 0, fd);
@@ -1553,11 +1558,21 @@ static void on_main_sock(void)
 static void setup_process(int sock)
 {
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	struct rlimit rl;
 	sigset_t set;
 	int sig;
 
 	setsid();
 	prctl(PR_SET_NAME, "tnfctl-tracer");
+	/*
+	 * Two descriptors per followed process: a tree of a few hundred live
+	 * processes outgrows a soft limit of 1024.  The helper runs nothing
+	 * else, so nothing inherits the raised limit.
+	 */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	debug_on = getenv("TNFCTL_DEBUG") != NULL;
 	if (null >= 0) {
 		dup2(null, 0);

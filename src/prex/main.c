@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fd_limit.h"
 #include "prex.h"
 
 struct prex_opts g_opt = {.size = PREX_DEFAULT_SIZE};
@@ -217,6 +218,7 @@ static tnfctl_handle_t *open_target(pid_t *pid)
 			 tnfctl_strerror(err));
 		exit(1);
 	}
+	tnf_raise_fd_limit(); /* -f: the root has the caller's limit, its tree too */
 	if (tnfctl_trace_attrs_get(h, &a)) {
 		prex_msg("cannot read the target's attributes");
 		tnfctl_close(h, TNFCTL_TARG_DEFAULT);
