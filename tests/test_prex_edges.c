@@ -305,6 +305,16 @@ static const struct session sessions[] = {
 	 "\"<STDIN>\", line 2: semantic error: cannot open \"nosuch.prex\": "
 	 "No such file or directory\n",
 	 0},
+	/*
+	 * A line over 1 MiB ends its source (reading on grew prex's memory
+	 * without bound); stdin goes on.
+	 */
+	{"source-endless-line",
+	 "source '/dev/zero'\n"
+	 "list sets\n"
+	 "quit\n",
+	 "$all      'keys'=/.*/ \n",
+	 "prex: /dev/zero: line 1 is longer than 1048576 bytes: the rest of it is not read\n", 0},
 	/* ours runs a last line without its newline (the original dropped it) */
 	{"last-line-unterminated", "list sets", "$all      'keys'=/.*/ \n", "", 0},
 	/* the end of stdin is quit (DEFAULT: the target prex started is killed) */

@@ -25,6 +25,7 @@ struct source {
 	FILE *fp;
 	int line; /* of the next line to read */
 	bool tty;
+	bool ended; /* a line over LINE_MAX_BYTES: nothing more is read from it */
 };
 
 static struct source stack[MAX_DEPTH];
@@ -153,57 +154,71 @@ static void pop(void)
 	free(s->name);
 }
 
+/* Longer lines end their source: reading on would grow without bound (/dev/zero). */
+#define LINE_MAX_BYTES (1 << 20)
+
 /*
  * One physical line with its '\n' (added at a file's end), NULL at EOF;
  * *nul tells whether it held a NUL byte.
  */
 static char *read_physical(struct source *s, bool continued, bool *nul)
 {
-	char *line = NULL, *chunk = NULL, prompt[PATH_MAX + 4];
+	char *line = NULL, prompt[PATH_MAX + 4];
 	size_t len = 0, cap = 0;
-	ssize_t n;
+	int c;
 
 	*nul = false;
+	if (s->ended)
+		return NULL;
 	if (s->fp == stdin && editing) {
 		snprintf(prompt, sizeof(prompt), "%s> ", g_opt.argv0);
 		return edit_getline(continued ? "" : prompt);
 	}
+	/* a byte at a time (stdio buffers): getline would not stop at a cap */
 	for (;;) {
-		char *nl;
-
 		errno = 0;
-		n = getline(&chunk, &cap, s->fp);
-		if (n > 0) {
-			nl = realloc(line, len + n + 2);
-			if (!nl) {
-				perror("prex");
-				exit(1);
+		c = getc(s->fp);
+		if (c != EOF) {
+			if (len == LINE_MAX_BYTES) {
+				prex_msg("%s: line %d is longer than %d bytes: the rest of it "
+					 "is not read",
+					 s->name, s->line, LINE_MAX_BYTES);
+				s->ended = true;
+				free(line);
+				return NULL;
 			}
-			line = nl;
-			memcpy(line + len, chunk, n);
-			len += n;
-			line[len] = '\0';
-			if (line[len - 1] == '\n')
+			if (len + 2 >= cap) {
+				char *nl = realloc(line, cap = cap ? cap * 2 : 256);
+
+				if (!nl) {
+					perror("prex");
+					exit(1);
+				}
+				line = nl;
+			}
+			line[len++] = (char)c;
+			if (c == '\n')
 				break;
+			continue;
 		}
 		/*
 		 * A SIGINT at the prompt interrupts the read, maybe in the middle
-		 * of a line (getline then returns the part it has, with the error
-		 * flag set).  Keep what came and read on: the flag would make
-		 * every later getline fail, ending prex as if at EOF, and the
+		 * of a line.  Keep what came and read on: the error flag would
+		 * make every later read fail, ending prex as if at EOF, and the
 		 * part alone is not the command that was sent.
 		 */
 		if (ferror(s->fp) && errno == EINTR) {
 			clearerr(s->fp);
 			continue;
 		}
-		if (n < 0 && ferror(s->fp) && !len && errno) {
+		if (ferror(s->fp) && !len && errno) {
 			/* e.g. EIO; EISDIR cannot happen, source_push refuses dirs */
 			prex_msg("error reading %s: %s", s->name, strerror(errno));
 		}
 		break;
 	}
-	free(chunk);
+	if (line)
+		line[len] = '\0';
 	if (!len) {
 		free(line);
 		return NULL;
