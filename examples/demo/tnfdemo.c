@@ -50,8 +50,12 @@ static void *worker_fn(void *arg)
 {
 	struct worker *w = arg;
 	unsigned long x = w->seed;
+	char name[16];
 	int i;
 
+	/* the trace file keeps it: tnfdump --format=json names the thread's track */
+	snprintf(name, sizeof(name), "demo-worker-%lu", w->seed);
+	pthread_setname_np(pthread_self(), name);
 	for (i = 0; i < 100000; i++)
 		x = x * 6364136223846793005UL + 1442695040888963407UL;
 	w->result = x;
