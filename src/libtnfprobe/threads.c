@@ -55,10 +55,12 @@ void tnf_thread_register(struct tnf_thread *t)
 	/*
 	 * Names for the trace viewers, as they are at the first event: the
 	 * program (argv[0]'s base name, which a fork child shares) and the
-	 * thread's comm (pthread_setname_np).
+	 * thread's comm (pthread_setname_np).  Threads race for the first;
+	 * tnf_name_string dedupes, so any winner stores the same string.
 	 */
-	if (!tnf_proc_name)
-		tnf_proc_name = tnf_name_string(program_invocation_short_name);
+	if (!__atomic_load_n(&tnf_proc_name, __ATOMIC_RELAXED))
+		__atomic_store_n(&tnf_proc_name, tnf_name_string(program_invocation_short_name),
+				 __ATOMIC_RELAXED);
 	if (!prctl(PR_GET_NAME, comm))
 		t->name = tnf_name_string(comm);
 	pthread_once(&key_once, make_key);

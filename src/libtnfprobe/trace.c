@@ -27,14 +27,15 @@ static uint32_t outside_args(const tnf_probe_control_t *cb)
 static void write_sched(struct tnf_thread *t, int64_t now)
 {
 	uint32_t *w = (uint32_t *)(tnf_buf.base + t->pos);
-	uint32_t type = tnf_type_ref(T_SCHED_REC);
+	uint32_t type = tnf_type_ref(T_SCHED_REC), name;
 
 	w[0] = tnf_ref_tag(type);
 	w[1] = (uint32_t)t->tid;
 	w[2] = (uint32_t)t->tid;
 	w[3] = (uint32_t)tnf_pid;
 	*(int64_t *)(w + 4) = now;
-	w[6] = tnf_proc_name ? tnf_ref_perm(tnf_proc_name) : 0;
+	name = __atomic_load_n(&tnf_proc_name, __ATOMIC_RELAXED);
+	w[6] = name ? tnf_ref_perm(name) : 0;
 	w[7] = t->name ? tnf_ref_perm(t->name) : 0;
 	t->sched = t->pos;
 	t->time_base = now;
