@@ -521,6 +521,53 @@ static void test_quit_attached_tree(void **state)
 	assert_nothing_left("after the test killed the attached tree");
 }
 
+/*
+ * SIGTERM or SIGHUP (a closed terminal window) to prex quits as `quit`
+ * does, then prex ends by that signal: a tree prex started dies whole,
+ * whether it was running or stopped at the prompt.  Before, prex just died:
+ * the helper killed the root and resumed the followed children, which ran
+ * on, reparented.
+ */
+static void signal_ends_tree(int sig, bool at_prompt)
+{
+	static struct tree t;
+	char trace[PATH_MAX];
+	int i, st = 0;
+
+	tl_require_root();
+	prex_paths();
+	fresh_trace(trace, sizeof(trace), "quitsig");
+	tree_script(&t, false, false);
+	tree_start_exec(&t, trace);
+	for (i = 0; i < 3; i++)
+		rd_until(&t.x->err, "/sleep");
+	if (at_prompt) {
+		kill(t.x->pid, SIGINT);
+		rd_until(&t.x->out, "target processes stopped");
+	}
+	kill(t.x->pid, sig);
+	if (tl_waitpid_timeout(t.x->pid, &st, 0, tl.timeout_ms) != t.x->pid)
+		fail_msg("prex did not end after %s", strsignal(sig));
+	if (!WIFSIGNALED(st) || WTERMSIG(st) != sig)
+		fail_msg("prex ended with status 0x%x, not by %s", st, strsignal(sig));
+	for (i = 0; i < 4; i++)
+		tl_assert_exits(t.pids[i], "a process of the tree after prex's signal");
+	assert_nothing_left("after prex's signal");
+	tree_end(&t);
+}
+
+static void test_sigterm_while_running_kills_tree(void **state)
+{
+	(void)state;
+	signal_ends_tree(SIGTERM, false);
+}
+
+static void test_sighup_at_prompt_kills_tree(void **state)
+{
+	(void)state;
+	signal_ends_tree(SIGHUP, true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -533,6 +580,8 @@ int main(void)
 		TL_TEST(test_quit_kills_image_without_runtime),
 		TL_TEST(test_quit_resume_whole_tree),
 		TL_TEST(test_quit_attached_tree),
+		TL_TEST(test_sigterm_while_running_kills_tree),
+		TL_TEST(test_sighup_at_prompt_kills_tree),
 		TL_FINAL_TEST,
 	};
 

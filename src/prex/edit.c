@@ -199,6 +199,8 @@ char *edit_getline(const char *prompt)
 			break;
 		if (errno != EINTR)
 			break;
+		if (prex_term_signal())
+			prex_quit(TNFCTL_TARG_DEFAULT);
 		/* ^C at the prompt drops the line being typed */
 		fputc('\n', stdout);
 		el_reset(el);

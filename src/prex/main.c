@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -39,7 +40,7 @@ void prex_request_continue(void)
 
 void prex_quit(tnfctl_targ_op_t op)
 {
-	int rc;
+	int rc, sig;
 
 	/* Orphaned process groups: the kernel sends a stopped one SIGHUP then SIGCONT. */
 	if (op == TNFCTL_TARG_SUSPEND && g_opt.cmd)
@@ -51,6 +52,12 @@ void prex_quit(tnfctl_targ_op_t op)
 
 	edit_end();
 	fflush(stdout);
+	sig = prex_term_signal();
+	if (sig) {
+		/* the caller sees prex end by the signal, as it would have */
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
 	exit(rc);
 }
 
@@ -358,8 +365,8 @@ int main(int argc, char **argv)
 			parse_line(text, line);
 			free(text);
 		}
-		if (targets_run())
-			prex_quit(TNFCTL_TARG_DEFAULT); /* every target has ended */
+		if (targets_run() || prex_term_signal())
+			prex_quit(TNFCTL_TARG_DEFAULT); /* every target has ended, or SIGTERM */
 		targets_check_broken();
 	}
 }

@@ -248,6 +248,8 @@ int targets_run(void);
 /* Closes every live target with @op; returns 0 or 1 if a close failed. */
 int targets_close(tnfctl_targ_op_t op);
 void targets_install_signals(void);
+/* SIGTERM or SIGHUP if one came (prex then quits as `quit` does), else 0. */
+int prex_term_signal(void);
 /* Prints the BROKEN notice for targets whose tracing broke. */
 void targets_check_broken(void);
 

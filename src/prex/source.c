@@ -168,6 +168,8 @@ static char *read_physical(struct source *s, bool continued, bool *nul)
 	int c;
 
 	*nul = false;
+	if (prex_term_signal())
+		prex_quit(TNFCTL_TARG_DEFAULT);
 	if (s->ended)
 		return NULL;
 	if (s->fp == stdin && editing) {
@@ -208,6 +210,8 @@ static char *read_physical(struct source *s, bool continued, bool *nul)
 		 * part alone is not the command that was sent.
 		 */
 		if (ferror(s->fp) && errno == EINTR) {
+			if (prex_term_signal())
+				prex_quit(TNFCTL_TARG_DEFAULT);
 			clearerr(s->fp);
 			continue;
 		}

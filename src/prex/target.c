@@ -69,8 +69,9 @@ static bool running;	       /* after `continue`, until stopped */
 static bool quitting;	       /* threads must end */
 static int wake_fd[2] = {-1, -1};
 static volatile sig_atomic_t got_sigint;
-static int close_errors; /* closes that failed in target threads */
-static pid_t root_pgid;	 /* the root's process group, when prex started it */
+static volatile sig_atomic_t got_term; /* SIGTERM or SIGHUP: quit as `quit` does */
+static int close_errors;	       /* closes that failed in target threads */
+static pid_t root_pgid;		       /* the root's process group, when prex started it */
 
 static void wake_main(void)
 {
@@ -89,9 +90,31 @@ static void on_sigint(int sig)
 	errno = saved;
 }
 
+static void on_term(int sig)
+{
+	int saved = errno;
+
+	got_term = sig;
+	wake_main();
+	errno = saved;
+}
+
+int prex_term_signal(void)
+{
+	return got_term;
+}
+
 static void on_sigusr1(int sig)
 {
 	(void)sig; /* only there to interrupt tnfctl_continue() */
+}
+
+static void install_unless_ignored(int sig, const struct sigaction *sa)
+{
+	struct sigaction old;
+
+	if (!sigaction(sig, NULL, &old) && old.sa_handler != SIG_IGN)
+		sigaction(sig, sa, NULL);
 }
 
 void targets_install_signals(void)
@@ -107,6 +130,14 @@ void targets_install_signals(void)
 	sigaction(SIGUSR1, &sa, NULL);
 	sa.sa_handler = on_sigint;
 	sigaction(SIGINT, &sa, NULL);
+	/*
+	 * A window closed or a kill: end the targets as quit does (a tree
+	 * prex started would run on, reparented, if prex just died).  A
+	 * signal ignored at start (nohup) stays ignored.
+	 */
+	sa.sa_handler = on_term;
+	install_unless_ignored(SIGTERM, &sa);
+	install_unless_ignored(SIGHUP, &sa);
 	/* a target that closes a pipe prex writes to must not kill prex */
 	signal(SIGPIPE, SIG_IGN);
 }
@@ -139,9 +170,11 @@ static int spawn_thread(struct target *t)
 	sigset_t block, old;
 	int err;
 
-	/* the thread inherits a mask with SIGINT blocked */
+	/* the thread inherits a mask with SIGINT, SIGTERM and SIGHUP blocked */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	err = pthread_create(&t->thread, NULL, serve, t);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -517,7 +550,7 @@ static int run_targets(void)
 		}
 		while (read(wake_fd[0], buf, sizeof(buf)) > 0)
 			;
-		if (got_sigint) {
+		if (got_sigint || got_term) {
 			got_sigint = 0;
 			pthread_mutex_lock(&lock);
 			running = false;
