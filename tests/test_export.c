@@ -975,6 +975,28 @@ static void test_ctf_types(void **state)
 	ctf_check(files, 7);
 }
 
+/*
+ * An event whose payload starts with an empty (or NULL) string: the CTF
+ * writer appended 0 bytes to an empty buffer, NULL + 0 (UBSan, fuzz_tnf).
+ */
+static void test_ctf_empty_string(void **state)
+{
+	char path[PATH_MAX], helper[PATH_MAX], sz[32];
+	char *argv[] = {helper, "emptystr", path, sz, NULL};
+	char *files[] = {path, NULL};
+	int st;
+
+	(void)state;
+	NEED_TOOL("babeltrace2", "babeltrace2");
+	tl_path_of(helper, "tests/helpers/tp_probes");
+	in_work(path, PATH_MAX, "emptystr.tnf");
+	snprintf(sz, sizeof(sz), "%u", TYPES_SIZE);
+	st = run(argv, "helper.out", "helper.err", 1);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail_msg("tp_probes emptystr: status 0x%x", st);
+	ctf_check(files, 2);
+}
+
 /* ---- errors ---------------------------------------------------------------- */
 
 /* Status and stderr of tnfdump @args... (at most 8). */
@@ -1296,6 +1318,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ctf_threads64, ex_setup, ex_teardown),
 		cmocka_unit_test_setup_teardown(test_ctf_several, ex_setup, ex_teardown),
 		cmocka_unit_test_setup_teardown(test_ctf_types, ex_setup, ex_teardown),
+		cmocka_unit_test_setup_teardown(test_ctf_empty_string, ex_setup, ex_teardown),
 		cmocka_unit_test_setup_teardown(test_export_bad_files, ex_setup, ex_teardown),
 		cmocka_unit_test_setup_teardown(test_export_usage, ex_setup, ex_teardown),
 		cmocka_unit_test_setup_teardown(test_export_damaged, ex_setup, ex_teardown),

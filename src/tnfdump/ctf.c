@@ -56,7 +56,8 @@ static void buf_put(struct buf *b, const void *data, size_t n)
 	unsigned char *p;
 	size_t cap;
 
-	if (b->oom)
+	/* n == 0 on an empty buffer: p is NULL, and NULL + 0 is undefined */
+	if (b->oom || n == 0)
 		return;
 	if (b->n + n > b->cap) {
 		cap = b->cap ? b->cap : 64;

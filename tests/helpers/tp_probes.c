@@ -310,6 +310,10 @@ int main(int argc, char **argv)
 		tp_connect("floats", tp.debug);
 		tp_trace("floats", 0);
 		all_types();
+	} else if (!strcmp(sc, "emptystr")) {
+		/* a string first in the payload, empty, then missing */
+		TNF_PROBE_2(emptystr, "tp", "", tnf_string, s, "", tnf_int, n, 1);
+		TNF_PROBE_2(emptystr, "tp", "", tnf_string, s, (const char *)NULL, tnf_int, n, 2);
 	} else if (!strcmp(sc, "longstr")) {
 		/* more than a block can hold: truncated, and counted */
 		static char big[1024];
