@@ -303,6 +303,55 @@ static void test_follow_tnfdemo(void **state)
 	free_run(&r);
 }
 
+/*
+ * Releasers (tnfctl-release) that are our children now, reaped; each must
+ * have ended by itself with status 0.  Returns how many.
+ */
+static int reap_releasers(void)
+{
+	struct tl_pinfo *ps;
+	int n, i, found = 0, st;
+
+	n = tl_subtree(&ps);
+	for (i = 0; i < n; i++) {
+		if (ps[i].ppid != getpid() || strcmp(ps[i].comm, "tnfctl-release"))
+			continue;
+		found++;
+		assert_int_equal(waitpid(ps[i].pid, &st, 0), ps[i].pid);
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			fail_msg("tnfctl-release %d: wait status 0x%x", ps[i].pid, st);
+	}
+	free(ps);
+	return found;
+}
+
+/*
+ * The dlopen probes' links are released by a detached process, not in
+ * tnfctl-follow's close (the kernel's grace period left the command's wall
+ * time): it is reparented to us, a subreaper, and ends by itself.  With
+ * TNFCTL_SYNC_RELEASE set there is none.
+ */
+static void test_follow_release_detached(void **state)
+{
+	char *opts[] = {"--no-stop", NULL};
+	char *args[] = {"/bin/true", NULL};
+	struct follow_run r;
+
+	(void)state;
+	tl_require_root();
+	run_follow_opts(&r, opts, args, tl.timeout_ms);
+	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status))
+		fail_msg("tnfctl-follow --no-stop: wait status 0x%x", r.status);
+	free_run(&r);
+	if (reap_releasers() < 1)
+		fail_msg("no tnfctl-release process took the links");
+	setenv("TNFCTL_SYNC_RELEASE", "1", 1);
+	run_follow_opts(&r, opts, args, tl.timeout_ms);
+	unsetenv("TNFCTL_SYNC_RELEASE");
+	free_run(&r);
+	assert_int_equal(reap_releasers(), 0);
+}
+
 /* tnfdemo -x 5: tnfctl-follow exits with the target's status. */
 static void test_follow_exit_status(void **state)
 {
@@ -777,6 +826,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		TL_TEST(test_follow_bash_tree),
 		TL_TEST(test_follow_tnfdemo),
+		TL_TEST(test_follow_release_detached),
 		TL_TEST(test_follow_exit_status),
 		TL_TEST(test_follow_many_live_processes),
 		TL_TEST(test_follow_json_tree),

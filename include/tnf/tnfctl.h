@@ -790,7 +790,14 @@ tnfctl_errcode_t tnfctl_event_exec_get(tnfctl_handle_t *hndl, struct tnfctl_exec
  *                         uprobe link each even where the kernel has
  *                         uprobe_multi links (6.6+); read once per process.
  *                         Each perf link's release waits for its own RCU
- *                         grace period (~0.1 s) in tnfctl_watch_close().
+ *                         grace period (~0.1 s), one after the other.
+ *   TNFCTL_SYNC_RELEASE   non-empty: tnfctl_watch_close() releases the
+ *                         uprobe links itself, waiting for the kernel's
+ *                         grace periods; read at each close.  Otherwise a
+ *                         detached process (tnfctl-release, never the
+ *                         caller's child) holds them until the close has
+ *                         dropped its own and the kernel releases them in
+ *                         its exit (tnfctl_watch_open(3)).
  * ---------------------------------------------------------------------
  */
 #define TNFCTL_WATCH_DELAY_MS 10
@@ -903,7 +910,9 @@ uint64_t tnfctl_watch_lost(tnfctl_watch_t *w);
 
 /*
  * tnfctl_watch_close - detach every probe and free @w (NULL is accepted).
- * Kills, stops and reaps nothing: the tree runs on unwatched.
+ * Kills, stops and reaps nothing: the tree runs on unwatched.  Returns
+ * without waiting for the kernel to release the dlopen/dlclose uprobes (a
+ * detached process does, see TNFCTL_SYNC_RELEASE above).
  */
 void tnfctl_watch_close(tnfctl_watch_t *w);
 

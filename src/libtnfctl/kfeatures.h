@@ -62,7 +62,11 @@ struct tnf_ulink {
 void tnf_uprobe_prepare(struct bpf_program *prog);
 int tnf_uprobe_attach(struct bpf_program *prog, bool ret, const char *path, uint64_t off,
 		      struct tnf_ulink *l);
-/* Release @n links together: their RCU grace periods overlap. */
+/*
+ * Release @n links: handed to a detached process where possible
+ * (link_release.c), else here, together, so their grace periods overlap.
+ */
 void tnf_uprobe_release_all(struct tnf_ulink *l, size_t n);
+int tnf_links_hand_off(const int *fds, size_t n);
 
 #endif

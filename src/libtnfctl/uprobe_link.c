@@ -5,7 +5,8 @@
  * other); a uprobe_multi link (Linux 6.6+) waits without it, so links
  * released together share one.  libbpf 1.1 predates uprobe_multi: its
  * attach type and BPF_LINK_CREATE attributes are spelt here from the
- * kernel's UAPI.
+ * kernel's UAPI.  Where it can, tnf_uprobe_release_all() hands the last
+ * references to a detached process (link_release.c) and waits for none.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -71,10 +72,26 @@ static void *release_thread(void *arg)
 
 void tnf_uprobe_release_all(struct tnf_ulink *l, size_t n)
 {
-	pthread_t *th = calloc(n, sizeof(*th));
-	bool *started = calloc(n, sizeof(*started));
-	size_t i;
+	int *fds = calloc(n ? n : 1, sizeof(*fds)), go = -1;
+	pthread_t *th = NULL;
+	bool *started = NULL;
+	size_t i, k = 0;
 
+	for (i = 0; fds && i < n; i++)
+		if ((fds[k] = l[i].link ? bpf_link__fd(l[i].link) : l[i].fd) >= 0)
+			k++;
+	if (fds)
+		go = tnf_links_hand_off(fds, k);
+	free(fds);
+	if (go >= 0) {
+		/* the detached process holds them: these releases are not the last */
+		for (i = 0; i < n; i++)
+			release(&l[i]);
+		close(go);
+		return;
+	}
+	th = calloc(n, sizeof(*th));
+	started = calloc(n, sizeof(*started));
 	for (i = 0; th && started && i < n; i++)
 		started[i] = !pthread_create(&th[i], NULL, release_thread, &l[i]);
 	for (i = 0; i < n; i++) {
