@@ -255,6 +255,22 @@ static void data_path(char *buf, const char *name)
 	assert_true(n > 0 && n < PATH_MAX);
 }
 
+/* work/SCENARIO.tnf (@path), TYPES_SIZE bytes, written by tp_probes @scenario. */
+static void scenario_file(const char *scenario, char *path)
+{
+	char helper[PATH_MAX], sz[32], name[64];
+	char *argv[] = {helper, (char *)scenario, path, sz, NULL};
+	int st;
+
+	tl_path_of(helper, "tests/helpers/tp_probes");
+	snprintf(name, sizeof(name), "%s.tnf", scenario);
+	in_work(path, PATH_MAX, name);
+	snprintf(sz, sizeof(sz), "%u", TYPES_SIZE);
+	st = run(argv, "helper.out", "helper.err", 1);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail_msg("tp_probes %s: status 0x%x", scenario, st);
+}
+
 /*
  * work/types.tnf from tp_probes' "types" scenario: every argument kind.
  * With @escapes, its "hello world" (11 bytes) becomes a string that needs
@@ -263,18 +279,11 @@ static void data_path(char *buf, const char *name)
 static void types_file(char *path, int escapes)
 {
 	static const char special[11] = "a\"\\\n\t\x01\x7f\xff\xe2\x82\xac"; /* ..., '€' */
-	char helper[PATH_MAX], sz[32];
-	char *argv[] = {helper, "types", path, sz, NULL};
 	char *buf, *p;
 	size_t len = TYPES_SIZE;
-	int st, fd, n = 0;
+	int fd, n = 0;
 
-	tl_path_of(helper, "tests/helpers/tp_probes");
-	in_work(path, PATH_MAX, "types.tnf");
-	snprintf(sz, sizeof(sz), "%u", TYPES_SIZE);
-	st = run(argv, "helper.out", "helper.err", 1);
-	if (!WIFEXITED(st) || WEXITSTATUS(st))
-		fail_msg("tp_probes types: status 0x%x", st);
+	scenario_file("types", path);
 	if (!escapes)
 		return;
 	buf = malloc(len);
@@ -981,19 +990,12 @@ static void test_ctf_types(void **state)
  */
 static void test_ctf_empty_string(void **state)
 {
-	char path[PATH_MAX], helper[PATH_MAX], sz[32];
-	char *argv[] = {helper, "emptystr", path, sz, NULL};
+	char path[PATH_MAX];
 	char *files[] = {path, NULL};
-	int st;
 
 	(void)state;
 	NEED_TOOL("babeltrace2", "babeltrace2");
-	tl_path_of(helper, "tests/helpers/tp_probes");
-	in_work(path, PATH_MAX, "emptystr.tnf");
-	snprintf(sz, sizeof(sz), "%u", TYPES_SIZE);
-	st = run(argv, "helper.out", "helper.err", 1);
-	if (!WIFEXITED(st) || WEXITSTATUS(st))
-		fail_msg("tp_probes emptystr: status 0x%x", st);
+	scenario_file("emptystr", path);
 	ctf_check(files, 2);
 }
 
