@@ -52,6 +52,11 @@ LIBS_TEST := $(shell pkg-config --libs cmocka libbpf) -lpthread -ldl
 
 CTL_SRCS := $(wildcard src/libtnfctl/*.c)
 CTL_OBJS := $(CTL_SRCS:%.c=$(B)/%.o)
+# Kernel mode writes its TNF file with libtnfprobe's writer: these sources
+# again, inside libtnfctl, their symbols hidden (src/libtnfctl/ktrace_file.c).
+KW_SRCS := $(addprefix src/libtnfprobe/,format.c types.c blocks.c drops.c args.c)
+KW_OBJS := $(KW_SRCS:src/libtnfprobe/%.c=$(B)/kw/%.o)
+CTL_OBJS += $(KW_OBJS)
 PROBE_SRCS := $(wildcard src/libtnfprobe/*.c)
 PROBE_OBJS := $(PROBE_SRCS:%.c=$(B)/%.o)
 TNF_SRCS := $(wildcard src/libtnf/*.c)
@@ -92,6 +97,21 @@ $(B)/watch.skel.h: $(B)/watch.bpf.o
 	$(BPFTOOL) gen skeleton $< name tnfctl_watch_bpf > $@.tmp && mv $@.tmp $@
 
 $(B)/src/libtnfctl/watch.o $(B)/src/libtnfctl/watch_tree.o: $(B)/watch.skel.h
+
+# Kernel mode (kernel.c, ktrace.c): the generic tracepoint program.
+$(B)/ktrace.bpf.o: bpf/ktrace.bpf.c bpf/ktrace_events.h vmlinux/$(ARCH)/vmlinux.h
+	@mkdir -p $(B)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+		-Ivmlinux/$(ARCH) -Ibpf -c $< -o $@
+
+$(B)/ktrace.skel.h: $(B)/ktrace.bpf.o
+	$(BPFTOOL) gen skeleton $< name ktrace_bpf > $@.tmp && mv $@.tmp $@
+
+$(B)/src/libtnfctl/ktrace.o: $(B)/ktrace.skel.h
+
+$(B)/kw/%.o: src/libtnfprobe/%.c | $(B)/tnfctl.skel.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
 
 $(B)/libtnfctl.so.1: $(CTL_OBJS) src/libtnfctl/libtnfctl.map
 	$(CC) $(LDFLAGS) -shared -Wl,-soname,libtnfctl.so.1 -Wl,--version-script=src/libtnfctl/libtnfctl.map \

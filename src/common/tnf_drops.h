@@ -28,6 +28,7 @@ enum tnf_drop_reason {
 	TNF_DROP_TOOBIG,     /* the event does not fit in a block */
 	TNF_DROP_NOSPACE,    /* no room for a type record (tag space full) */
 	TNF_DROP_TRUNCATED,  /* a string truncated or a string/record argument nulled */
+	TNF_DROP_KERNEL_RB,  /* kernel mode: the BPF ring buffer was full */
 	TNF_DROP_NREASONS
 };
 

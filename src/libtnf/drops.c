@@ -19,6 +19,7 @@ static const char *const reasons[TNF_DROP_NREASONS] = {
 	[TNF_DROP_TOOBIG] = "event larger than a block",
 	[TNF_DROP_NOSPACE] = "no room for a type record",
 	[TNF_DROP_TRUNCATED] = "argument truncated",
+	[TNF_DROP_KERNEL_RB] = "kernel ring buffer full",
 };
 
 const char *tnf_drop_reason(unsigned i)

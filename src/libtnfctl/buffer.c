@@ -55,7 +55,7 @@ out:
 	return err;
 }
 
-static tnfctl_errcode_t map_errno(int e)
+tnfctl_errcode_t tnf_map_errno(int e)
 {
 	switch (e) {
 	case ENOENT:
@@ -82,7 +82,7 @@ static tnfctl_errcode_t map_errno(int e)
  * single link; a symlink or someone else's file (e.g. planted in /tmp) is
  * refused.  O_EXCL|O_NOFOLLOW then closes the race with a new plant.
  */
-static int create_file(const char *path, uint64_t size, uid_t owner, tnfctl_errcode_t *err)
+int tnf_create_file(const char *path, uint64_t size, uid_t owner, tnfctl_errcode_t *err)
 {
 	struct stat st;
 	int fd, r;
@@ -93,19 +93,19 @@ static int create_file(const char *path, uint64_t size, uid_t owner, tnfctl_errc
 			return -1;
 		}
 		if (unlink(path) && errno != ENOENT) {
-			*err = map_errno(errno);
+			*err = tnf_map_errno(errno);
 			return -1;
 		}
 	}
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		*err = errno == EEXIST ? TNFCTL_ERR_ACCES : map_errno(errno);
+		*err = errno == EEXIST ? TNFCTL_ERR_ACCES : tnf_map_errno(errno);
 		return -1;
 	}
 	/* Real blocks, so that the target never takes SIGBUS on a full disk. */
 	r = posix_fallocate(fd, 0, (off_t)size);
 	if (r) {
-		*err = map_errno(r);
+		*err = tnf_map_errno(r);
 		unlink(path);
 		close(fd);
 		return -1;
@@ -114,6 +114,24 @@ static int create_file(const char *path, uint64_t size, uid_t owner, tnfctl_errc
 	if (owner != geteuid() && fchown(fd, owner, (gid_t)-1))
 		(void)0;
 	return fd;
+}
+
+/* @name made absolute (relative to the cwd) into @path. */
+tnfctl_errcode_t tnf_abs_path(const char *name, char *path, size_t len)
+{
+	char cwd[PATH_MAX];
+
+	if (name[0] == '/') {
+		if (strlen(name) >= len)
+			return TNFCTL_ERR_BADARG;
+		strcpy(path, name);
+		return TNFCTL_ERR_NONE;
+	}
+	if (!getcwd(cwd, sizeof(cwd)))
+		return tnf_map_errno(errno);
+	if (snprintf(path, len, "%s/%s", cwd, name) >= (int)len)
+		return TNFCTL_ERR_BADARG;
+	return TNFCTL_ERR_NONE;
 }
 
 static uid_t target_uid(struct tnfctl_handle *h)
@@ -140,7 +158,7 @@ static uid_t target_uid(struct tnfctl_handle *h)
 
 static tnfctl_errcode_t alloc_locked(struct tnfctl_handle *h, const char *name, uint_t size)
 {
-	char path[PATH_MAX], cwd[PATH_MAX];
+	char path[PATH_MAX];
 	uintptr_t rt = h->pr.rt.runtime;
 	uint64_t sz = size;
 	uint32_t one = 1;
@@ -158,19 +176,12 @@ static tnfctl_errcode_t alloc_locked(struct tnfctl_handle *h, const char *name, 
 		return TNFCTL_ERR_SIZETOOBIG; /* the runtime would refuse to map it */
 	if (!name || !name[0])
 		return TNFCTL_ERR_BADARG;
-	if (name[0] == '/') {
-		if (strlen(name) >= sizeof(path))
-			return TNFCTL_ERR_BADARG;
-		strcpy(path, name);
-	} else {
-		if (!getcwd(cwd, sizeof(cwd)))
-			return map_errno(errno);
-		if (snprintf(path, sizeof(path), "%s/%s", cwd, name) >= (int)sizeof(path))
-			return TNFCTL_ERR_BADARG;
-	}
+	err = tnf_abs_path(name, path, sizeof(path));
+	if (err)
+		return err;
 	if (strlen(path) >= TNF_RUNTIME_NAME_MAX)
 		return TNFCTL_ERR_BADARG;
-	fd = create_file(path, sz, target_uid(h), &err);
+	fd = tnf_create_file(path, sz, target_uid(h), &err);
 	if (fd < 0)
 		return err;
 	close(fd);
@@ -193,6 +204,8 @@ TNF_API tnfctl_errcode_t tnfctl_buffer_alloc(tnfctl_handle_t *h, const char *nam
 
 	if (!h)
 		return TNFCTL_ERR_BADARG;
+	if (h->pr.mode == TNF_MODE_KERNEL)
+		return tnf_kernel_buffer_alloc(h, name, size);
 	pthread_mutex_lock(&h->lock);
 	err = tnf_probes_usable(h);
 	if (!err)

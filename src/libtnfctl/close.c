@@ -14,6 +14,10 @@ TNF_API tnfctl_errcode_t tnfctl_close(tnfctl_handle_t *h, tnfctl_targ_op_t op)
 	if (op != TNFCTL_TARG_DEFAULT && op != TNFCTL_TARG_KILL && op != TNFCTL_TARG_RESUME &&
 	    op != TNFCTL_TARG_SUSPEND)
 		return TNFCTL_ERR_BADARG;
+	if (h->pr.mode == TNF_MODE_KERNEL) {
+		tnf_kernel_close(h);
+		return TNFCTL_ERR_NONE;
+	}
 	if (h->pr.mode != TNF_MODE_DIRECT) {
 		/* Probe states and the trace file stay as they are in the target. */
 		pthread_mutex_lock(&h->lock);

@@ -23,6 +23,7 @@ enum tnf_mode {
 	TNF_MODE_DIRECT,   /* pid_open / exec_open / a FORK child */
 	TNF_MODE_INTERNAL, /* tnfctl_internal_open: the caller's own probes */
 	TNF_MODE_INDIRECT, /* tnfctl_indirect_open: the client's callbacks */
+	TNF_MODE_KERNEL,   /* tnfctl_kernel_open: the kernel's tracepoints (kernel.c) */
 };
 
 struct tnf_obj;
@@ -71,6 +72,7 @@ struct tnf_probes {
 };
 
 struct tnf_agent;
+struct tnf_kernel;
 
 struct tnfctl_handle {
 	pthread_mutex_t lock; /* one call at a time per handle */
@@ -86,6 +88,7 @@ struct tnfctl_handle {
 	struct tnf_exec_data exec; /* of the last event, if EXEC or EXEC_FAILED */
 	tnfctl_trace_attrs_t attrs;
 	struct tnf_probes pr;
+	struct tnf_kernel *kern; /* kernel mode only */
 };
 
 /* continue.c: the handle's TNFCTL_OPEN_* flags, told to the helper */
@@ -135,5 +138,21 @@ void tnf_bare_handle_free(struct tnfctl_handle *h);
 tnfctl_errcode_t tnf_attrs_refresh(struct tnfctl_handle *h);
 tnfctl_errcode_t tnf_read(struct tnfctl_handle *h, uintptr_t addr, void *buf, size_t len);
 tnfctl_errcode_t tnf_write(struct tnfctl_handle *h, uintptr_t addr, const void *buf, size_t len);
+
+/* buffer.c: trace file creation, shared with kernel mode */
+tnfctl_errcode_t tnf_map_errno(int e);
+int tnf_create_file(const char *path, uint64_t size, uid_t owner, tnfctl_errcode_t *err);
+tnfctl_errcode_t tnf_abs_path(const char *name, char *path, size_t len);
+
+/* kernel.c: kernel-mode handles (TNF_MODE_KERNEL) */
+tnfctl_errcode_t tnf_kernel_buffer_alloc(struct tnfctl_handle *h, const char *name, uint_t size);
+tnfctl_errcode_t tnf_kernel_probe_set(struct tnfctl_handle *h, struct tnfctl_probe_handle *p,
+				      int what, bool on);
+tnfctl_errcode_t tnf_kernel_state_get(struct tnfctl_handle *h, struct tnfctl_probe_handle *p,
+				      tnfctl_probe_state_t *st);
+struct tnfctl_probe_handle *tnf_kernel_probe_by_id(struct tnfctl_handle *h, unsigned long id);
+void tnf_kernel_close(struct tnfctl_handle *h);
+#define TNF_KP_ENABLE 1
+#define TNF_KP_TRACE  2
 
 #endif

@@ -90,24 +90,32 @@ static tnfctl_errcode_t do_store(struct tnfctl_handle *h, struct tnfctl_probe_ha
 TNF_API tnfctl_errcode_t tnfctl_probe_enable(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
 {
 	(void)cd;
+	if (h && h->pr.mode == TNF_MODE_KERNEL)
+		return tnf_kernel_probe_set(h, p, TNF_KP_ENABLE, true);
 	return do_store(h, p, CB_OFF(test_func), h ? h->pr.rt.test : 0);
 }
 
 TNF_API tnfctl_errcode_t tnfctl_probe_disable(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
 {
 	(void)cd;
+	if (h && h->pr.mode == TNF_MODE_KERNEL)
+		return tnf_kernel_probe_set(h, p, TNF_KP_ENABLE, false);
 	return do_store(h, p, CB_OFF(test_func), 0);
 }
 
 TNF_API tnfctl_errcode_t tnfctl_probe_trace(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
 {
 	(void)cd;
+	if (h && h->pr.mode == TNF_MODE_KERNEL)
+		return tnf_kernel_probe_set(h, p, TNF_KP_TRACE, true);
 	return do_store(h, p, CB_OFF(commit_func), h ? h->pr.rt.commit : 0);
 }
 
 TNF_API tnfctl_errcode_t tnfctl_probe_untrace(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
 {
 	(void)cd;
+	if (h && h->pr.mode == TNF_MODE_KERNEL)
+		return tnf_kernel_probe_set(h, p, TNF_KP_TRACE, false);
 	return do_store(h, p, CB_OFF(commit_func), h ? h->pr.rt.rollback : 0);
 }
 
@@ -115,6 +123,8 @@ TNF_API tnfctl_errcode_t tnfctl_probe_disconnect_all(tnfctl_handle_t *h, tnfctl_
 						     void *cd)
 {
 	(void)cd;
+	if (h && h->pr.mode == TNF_MODE_KERNEL)
+		return TNFCTL_ERR_BADARG; /* kernel probes have no functions */
 	return do_store(h, p, CB_OFF(chain), 0);
 }
 
@@ -185,8 +195,11 @@ TNF_API tnfctl_errcode_t tnfctl_probe_connect(tnfctl_handle_t *h, tnfctl_probe_t
 					      const char *lib_base, const char *func)
 {
 	uintptr_t faddr, down, node;
-	tnfctl_errcode_t err = enter(h);
+	tnfctl_errcode_t err;
 
+	if (h && h->pr.mode == TNF_MODE_KERNEL)
+		return TNFCTL_ERR_BADARG; /* kernel probes have no functions */
+	err = enter(h);
 	if (err)
 		return err;
 	err = check_probe(h, p, true);
@@ -295,6 +308,8 @@ TNF_API tnfctl_errcode_t tnfctl_probe_state_get(tnfctl_handle_t *h, tnfctl_probe
 
 	if (!st)
 		return TNFCTL_ERR_BADARG;
+	if (h && h->pr.mode == TNF_MODE_KERNEL)
+		return tnf_kernel_state_get(h, p, st);
 	err = enter(h);
 	if (err)
 		return err;
@@ -330,6 +345,13 @@ TNF_API tnfctl_errcode_t tnfctl_probe_apply(tnfctl_handle_t *h, tnfctl_probe_op_
 	err = enter(h);
 	if (err)
 		return err;
+	if (h->pr.mode == TNF_MODE_KERNEL) {
+		struct tnfctl_probe_handle *p;
+
+		for (p = h->pr.all; p && !err; p = p->next_all)
+			if (p->valid)
+				err = op(h, p, cd);
+	}
 	for (o = h->pr.objs; o && !err; o = o->next)
 		for (i = 0; i < o->nprobes && !err; i++)
 			if (o->probes[i]->valid)
@@ -361,7 +383,8 @@ TNF_API tnfctl_errcode_t tnfctl_probe_apply_ids(tnfctl_handle_t *h, ulong_t coun
 	if (err)
 		return err;
 	for (i = 0; i < count && !err; i++) {
-		p = by_id(h, ids[i]);
+		p = h->pr.mode == TNF_MODE_KERNEL ? tnf_kernel_probe_by_id(h, ids[i])
+						  : by_id(h, ids[i]);
 		err = p && p->valid ? op(h, p, cd) : TNFCTL_ERR_INVALIDPROBE;
 	}
 	pthread_mutex_unlock(&h->lock);

@@ -333,6 +333,8 @@ TNF_API tnfctl_errcode_t tnfctl_check_libs(tnfctl_handle_t *h)
 
 	if (!h)
 		return TNFCTL_ERR_BADARG;
+	if (h->pr.mode == TNF_MODE_KERNEL)
+		return TNFCTL_ERR_NONE; /* the tracepoints were read at open */
 	pthread_mutex_lock(&h->lock);
 	err = tnf_probes_usable(h);
 	if (!err)

@@ -23,6 +23,7 @@
 #define TNF_BLOCK_SIZE	     512u
 #define TNF_BLOCK_HDR	     24u
 #define TNF_SCHED_SIZE	     32u /* tnf_sched_rec, names included */
+#define TNF_KSCHED_SIZE	     40u /* a kernel trace's tnf_sched_rec */
 #define TNF_DIR_END	     0x10000u
 #define TNF_RESERVE_START    0x10000u
 #define TNF_DATA_START	     0x18000u
@@ -209,6 +210,9 @@ enum tnf_tid {
 	T_LWPID,
 	T_PID,
 	T_TIME_BASE,
+	T_KTHREAD_ID, /* kernel traces (libtnfctl's kernel mode) */
+	T_CPUID,
+	T_KSCHED_REC,
 	T_COUNT
 };
 
@@ -231,6 +235,7 @@ static inline const struct tnf_kind_info *tnf_kind(const struct tnf_type_desc *d
 void tnf_types_lock(void);
 void tnf_types_unlock(void);
 void tnf_types_after_fork(void);
+void tnf_types_reset(void);
 uint32_t tnf_type_ref(enum tnf_tid id);
 uint32_t tnf_type_ref_locked(enum tnf_tid id);
 uint32_t tnf_record_type(const struct tnf_type_desc *d);

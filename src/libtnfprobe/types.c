@@ -99,6 +99,16 @@ static const uint8_t sched_slots[] = {T_TAG,	   T_UINT32, T_LWPID,  T_PID,
 static const char *const sched_names[] = {"tnf_tag",   "tid",	       "lwpid",	     "pid",
 					  "time_base", "process_name", "thread_name"};
 
+/*
+ * A kernel trace's schedule record, as the Solaris kernel wrote it: the
+ * thread as a tnf_kthread_id (readers take that as "kernel record") and
+ * the CPU.  On Linux the kthread id is the tid (no kernel address leaks).
+ */
+static const uint8_t ksched_slots[] = {T_TAG,	    T_KTHREAD_ID, T_LWPID, T_PID,
+				       T_TIME_BASE, T_CPUID,	  END};
+static const char *const ksched_names[] = {"tnf_tag",	"tid",	     "lwpid",
+					   "pid",	"time_base", "cpuid"};
+
 static const struct builtin builtins[T_COUNT] = {
 	[T_INLINE] = {"tnf_inline", T_TYPE, P_NULL, 0, 0, T_NONE, NULL, NULL},
 	[T_TAGGED] = {"tnf_tagged", T_TYPE, P_NULL, 0, 0, T_NONE, NULL, NULL},
@@ -153,6 +163,10 @@ static const struct builtin builtins[T_COUNT] = {
 	[T_LWPID] = DERIVED("tnf_lwpid", T_UINT32),
 	[T_PID] = DERIVED("tnf_pid", T_INT32),
 	[T_TIME_BASE] = DERIVED("tnf_time_base", T_INT64),
+	[T_KTHREAD_ID] = DERIVED("tnf_kthread_id", T_OPAQUE),
+	[T_CPUID] = DERIVED("tnf_cpuid", T_UINT32),
+	[T_KSCHED_REC] = {"tnf_sched_rec", T_STRUCT_TYPE, P_STRUCT, TNF_KSCHED_SIZE, 0, T_NONE,
+			  ksched_slots, ksched_names},
 };
 
 /* Argument kinds: size and alignment in a record, built-in type. */
@@ -203,6 +217,16 @@ void tnf_types_unlock(void)
 void tnf_types_after_fork(void)
 {
 	pthread_mutex_init(&types_mutex, NULL);
+}
+
+/* A new file for this process's writer (libtnfctl's kernel mode): forget the old one's offsets. */
+void tnf_types_reset(void)
+{
+	tnf_types_lock();
+	memset(memo, 0, sizeof(memo));
+	nrecords = 0;
+	nnames = 0;
+	tnf_types_unlock();
 }
 
 /* A TAG reference to a type; the root goes through directory cell 2. */

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Kernel mode: one generic program, attached to each enabled and traced
+ * tracepoint, copies the tracepoint's record (and its string fields) into
+ * the ring buffer.  The per-tracepoint layout comes from the tracefs format
+ * file, in kt_events, keyed by the probe id the link carries as its cookie.  The pid filter admits tgids in kt_pids; key 0 stands
+ * for activity of no process (kernel threads, the idle task).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "ktrace_events.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define PF_KTHREAD 0x00200000
+
+volatile __u32 tracing_on;
+volatile __u32 filter_on;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 17); /* resized before load */
+} kt_rb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct kt_event_cfg);
+} kt_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} kt_pids SEC(".maps");
+
+struct kt_scratch {
+	struct kt_hdr h;
+	__u8 data[KT_MAX_FIXED + KT_MAX_STRS * (KT_STR_MAX + 1) + 1];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kt_scratch);
+} kt_buf SEC(".maps");
+
+/* Records the ring buffer had no room for, per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} kt_lost SEC(".maps");
+
+static __always_inline int admitted(__u32 tgid)
+{
+	struct task_struct *t;
+	__u32 key = tgid;
+
+	if (!filter_on)
+		return 1;
+	t = (struct task_struct *)bpf_get_current_task();
+	if (!tgid || (BPF_CORE_READ(t, flags) & PF_KTHREAD))
+		key = 0;
+	return bpf_map_lookup_elem(&kt_pids, &key) != NULL;
+}
+
+SEC("tracepoint")
+int kt_event(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), *lost;
+	struct kt_event_cfg *cfg;
+	struct kt_scratch *s;
+	__u32 zero = 0, key, i;
+	__u64 pos; /* 64 bits: a spilled 32-bit scalar loses its bounds */
+
+	if (!tracing_on)
+		return 0;
+	/* the record's common fields hold a pt_regs pointer here: the cookie says which tracepoint */
+	key = (__u32)bpf_get_attach_cookie(ctx);
+	cfg = bpf_map_lookup_elem(&kt_events, &key);
+	if (!cfg || !admitted(id >> 32))
+		return 0;
+	s = bpf_map_lookup_elem(&kt_buf, &zero);
+	if (!s)
+		return 0;
+	s->h.ts = bpf_ktime_get_ns();
+	s->h.probe = cfg->probe;
+	s->h.cpu = bpf_get_smp_processor_id();
+	s->h.pid = id >> 32;
+	s->h.tid = (__u32)id;
+	s->h.nstrs = 0;
+	pos = cfg->fixed_size;
+	if (pos > KT_MAX_FIXED)
+		pos = KT_MAX_FIXED;
+	if (pos && bpf_probe_read_kernel(s->data, pos, ctx))
+		return 0;
+	s->h.fixed_size = pos;
+	for (i = 0; i < KT_MAX_STRS; i++) {
+		__u32 off, word = 0;
+		__u64 ptr = 0;
+		long n = -1;
+
+		if (i >= cfg->nstrs)
+			break;
+		off = cfg->str_off[i];
+		if (pos > KT_MAX_FIXED + (KT_MAX_STRS - 1) * (KT_STR_MAX + 1))
+			break;
+		pos &= 0x7ff;
+		switch (cfg->str_kind[i]) {
+		case KT_STR_DATA_LOC:
+			if (!bpf_probe_read_kernel(&word, 4, ctx + (off & 0x7ff)))
+				n = bpf_probe_read_kernel_str(s->data + pos + 1, KT_STR_MAX,
+							      ctx + (word & 0xffff));
+			break;
+		case KT_STR_REL_LOC:
+			if (!bpf_probe_read_kernel(&word, 4, ctx + (off & 0x7ff)))
+				n = bpf_probe_read_kernel_str(s->data + pos + 1, KT_STR_MAX,
+							      ctx + (off & 0x7ff) + 4 +
+								      (word & 0xffff));
+			break;
+		case KT_STR_USER_PTR:
+			if (!bpf_probe_read_kernel(&ptr, 8, ctx + (off & 0x7ff)))
+				n = bpf_probe_read_user_str(s->data + pos + 1, KT_STR_MAX,
+							    (void *)ptr);
+			break;
+		}
+		/* a status byte before the string: 1 read, 0 not (a page not present) */
+		if (n <= 0) {
+			s->data[pos] = 0;
+			s->data[pos + 1] = 0;
+			n = 1;
+		} else {
+			s->data[pos] = 1;
+		}
+		pos += n + 1;
+		s->h.nstrs++;
+	}
+	pos += sizeof(struct kt_hdr);
+	if (pos > sizeof(*s))
+		return 0;
+	if (bpf_ringbuf_output(&kt_rb, s, pos, 0)) {
+		lost = bpf_map_lookup_elem(&kt_lost, &zero);
+		if (lost)
+			*lost += 1;
+	}
+	return 0;
+}
