@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * tnfctl_strerror, the kernel-mode functions, trace_attrs_get,
+ * tnfctl_strerror, the kernel-mode functions on process handles, trace_attrs_get,
  * event_info_get and the argument checks of the other calls.
  */
 #include <sys/resource.h>
@@ -36,15 +36,6 @@ static void test_strerror_unknown(void **state)
 	assert_string_equal(tnfctl_strerror((tnfctl_errcode_t)24), "unknown error code");
 	assert_string_equal(tnfctl_strerror((tnfctl_errcode_t)-1), "unknown error code");
 	assert_string_equal(tnfctl_strerror((tnfctl_errcode_t)100000), "unknown error code");
-}
-
-static void test_kernel_open_filenotfound(void **state)
-{
-	tnfctl_handle_t *h = (tnfctl_handle_t *)&h;
-
-	(void)state;
-	tl_assert_err(tnfctl_kernel_open(&h), TNFCTL_ERR_FILENOTFOUND);
-	assert_ptr_equal(h, (tnfctl_handle_t *)&h);
 }
 
 /* The kernel-only functions refuse a process handle with BADARG. */
@@ -346,7 +337,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		TL_TEST(test_strerror_distinct),
 		TL_TEST(test_strerror_unknown),
-		TL_TEST(test_kernel_open_filenotfound),
 		TL_TEST(test_kernel_functions_badarg),
 		TL_TEST(test_kernel_functions_null_handle),
 		TL_TEST(test_trace_attrs_get),

@@ -137,6 +137,7 @@ TNF_API tnfctl_errcode_t tnfctl_kernel_open(tnfctl_handle_t **retval)
 		p->valid = !e; /* a tracepoint whose format cannot be read is not a probe */
 		p->new_probe = true;
 		p->id = i + 1;
+		k->probes[i].traced = true; /* a fresh probe is disabled and traced, as in a process */
 		p->attrs = (char *)k->probes[i].cb.attrs;
 		*h->pr.all_tail = p;
 		h->pr.all_tail = &p->next_all;
@@ -236,12 +237,17 @@ static tnfctl_errcode_t default_file(char *path, size_t len)
 	return TNFCTL_ERR_NONE;
 }
 
-/* The ring buffer: a power of two of pages, about the file's size. */
+/*
+ * The ring buffer only stages records on their way to the file: a power of
+ * two of pages, at least a quarter of the file (and 64 KiB).
+ */
 static uint64_t rb_size_for(uint64_t size)
 {
-	uint64_t r = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t r = (uint64_t)sysconf(_SC_PAGESIZE), want = size / 4;
 
-	while (r < size && r < (1ull << 30))
+	if (want < 64 * 1024)
+		want = 64 * 1024;
+	while (r < want && r < (1ull << 28))
 		r <<= 1;
 	return r;
 }

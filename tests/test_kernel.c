@@ -1,0 +1,591 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Kernel mode (tnfctl_kernel_open and friends) on the real kernel: the
+ * tracepoints as probes, the records of a workload of known shape checked
+ * one by one against what the workload did, the process filter, the
+ * buffer states and error codes, a forced ring-buffer overflow, and a
+ * kernel trace merged with a user trace of the same period.
+ */
+#include "testlib.h"
+#include "probelib.h"
+#include "tnf.h"
+#include "tnf_drops.h"
+
+/* Opens the kernel handle, or skips (with the reason) where there is no tracefs. */
+static tnfctl_handle_t *kopen(void)
+{
+	tnfctl_handle_t *h = NULL;
+	tnfctl_errcode_t err;
+
+	tl_require_root();
+	paths();
+	err = tnfctl_kernel_open(&h);
+	if (err == TNFCTL_ERR_FILENOTFOUND) {
+		print_message("skipped: no tracefs on this kernel (tnfctl_kernel_open: %s)\n",
+			      tnfctl_strerror(err));
+		skip();
+	}
+	tl_assert_err(err, TNFCTL_ERR_NONE);
+	tl_track_handle(h);
+	return h;
+}
+
+static void kclose(tnfctl_handle_t *h)
+{
+	tl_untrack_handle(h);
+	tl_assert_err(tnfctl_close(h, TNFCTL_TARG_DEFAULT), TNFCTL_ERR_NONE);
+}
+
+struct kfind {
+	const char *name;
+	tnfctl_probe_t *p;
+	unsigned long id;
+	char attrs[512];
+	unsigned long n; /* probes seen */
+	unsigned long max_id;
+	int dup_ids;
+};
+
+static tnfctl_errcode_t kfind_op(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
+{
+	struct kfind *f = cd;
+	tnfctl_probe_state_t st;
+	tnfctl_errcode_t err = tnfctl_probe_state_get(h, p, &st);
+	size_t n = strlen(f->name);
+
+	if (err)
+		return err;
+	f->n++;
+	if (st.id <= f->max_id)
+		f->dup_ids++; /* ids come in increasing order, each once */
+	f->max_id = st.id;
+	if (!strncmp(st.attr_string, "name ", 5) && !strncmp(st.attr_string + 5, f->name, n) &&
+	    st.attr_string[5 + n] == ';') {
+		f->p = p;
+		f->id = st.id;
+		snprintf(f->attrs, sizeof(f->attrs), "%s", st.attr_string);
+	}
+	return TNFCTL_ERR_NONE;
+}
+
+static tnfctl_probe_t *kprobe(tnfctl_handle_t *h, const char *name, unsigned long *id)
+{
+	struct kfind f = {.name = name};
+
+	tl_assert_err(tnfctl_probe_apply(h, kfind_op, &f), TNFCTL_ERR_NONE);
+	if (!f.p)
+		fail_msg("no kernel probe %s among %lu", name, f.n);
+	if (id)
+		*id = f.id;
+	return f.p;
+}
+
+static void ktrace_probe(tnfctl_handle_t *h, const char *name)
+{
+	tnfctl_probe_t *p = kprobe(h, name, NULL);
+
+	tl_assert_err(tnfctl_probe_enable(h, p, NULL), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_probe_trace(h, p, NULL), TNFCTL_ERR_NONE);
+}
+
+/* One event of a kernel trace file. */
+struct kev {
+	char probe[64];
+	uint32_t pid;
+	uint64_t tid;
+	int cpu;
+	int kernel;
+	int64_t time;
+	int64_t parent_pid, child_pid;
+	char filename[PATH_MAX];
+	int has_filename;
+};
+
+struct ktrace {
+	struct kev *v;
+	int n;
+	struct tnf_drops drops;
+};
+
+static void read_trace(const char *path, struct ktrace *t)
+{
+	struct tnf_datum rec = {0, NULL}, d;
+	struct tnf_event ev;
+	struct tnf_file *f;
+	int err, cap = 0;
+
+	memset(t, 0, sizeof(*t));
+	err = tnf_open(path, &f);
+	if (err)
+		fail_msg("tnf_open %s: %s", path, tnf_strerror(err));
+	tnf_writer_drops(f, &t->drops);
+	while ((err = tnf_record_next(f, &rec)) > 0) {
+		struct kev *k;
+		const char *s;
+		size_t len;
+
+		if (tnf_event_get(f, rec, &ev) != 1)
+			continue;
+		if (t->n == cap) {
+			cap = cap ? cap * 2 : 256;
+			t->v = realloc(t->v, (size_t)cap * sizeof(*t->v));
+			assert_non_null(t->v);
+		}
+		k = &t->v[t->n++];
+		memset(k, 0, sizeof(*k));
+		snprintf(k->probe, sizeof(k->probe), "%s", ev.probe_name);
+		k->pid = ev.pid;
+		k->tid = ev.tid;
+		k->cpu = ev.cpuid;
+		k->kernel = ev.kernel;
+		k->time = ev.time;
+		k->parent_pid = k->child_pid = -1;
+		tnf_get_int_named(f, rec, "parent_pid", &k->parent_pid);
+		tnf_get_int_named(f, rec, "child_pid", &k->child_pid);
+		if (tnf_slot_named(f, rec, "filename", &d) == 0 &&
+		    (s = tnf_get_chars(f, d, &len)) != NULL) {
+			snprintf(k->filename, sizeof(k->filename), "%.*s", (int)len, s);
+			k->has_filename = 1;
+		}
+	}
+	if (err < 0)
+		fail_msg("%s: %s", path, tnf_strerror(err));
+	tnf_close(f);
+}
+
+/* Children that wait for a byte on a pipe, open one file each, and exit. */
+#define NKIDS 5
+
+struct kids {
+	pid_t pid[NKIDS];
+	int go[NKIDS]; /* write end: a byte lets the child go */
+	char path[NKIDS][PATH_MAX];
+};
+
+static void kids_start(struct kids *k, int n, const char *tag)
+{
+	int i, fds[2];
+
+	for (i = 0; i < n; i++) {
+		snprintf(k->path[i], sizeof(k->path[i]), "%s/kt-%s-%d-%d", tmpdir, tag, getpid(), i);
+		assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+		k->pid[i] = fork();
+		assert_true(k->pid[i] >= 0);
+		if (!k->pid[i]) {
+			char path[PATH_MAX], c;
+			int fd;
+
+			/* on the stack: a page the BPF program can read at the syscall */
+			snprintf(path, sizeof(path), "%s", k->path[i]);
+			if (read(fds[0], &c, 1) != 1)
+				_exit(2);
+			fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+			_exit(fd < 0 ? 0 : 1); /* the file does not exist */
+		}
+		close(fds[0]);
+		k->go[i] = fds[1];
+		tl_track_pid(k->pid[i]);
+	}
+}
+
+static void kids_run(struct kids *k, int n)
+{
+	int i, st;
+
+	for (i = 0; i < n; i++) {
+		assert_int_equal(write(k->go[i], "g", 1), 1);
+		close(k->go[i]);
+	}
+	for (i = 0; i < n; i++) {
+		assert_int_equal(tl_waitpid_timeout(k->pid[i], &st, 0, tl.timeout_ms), k->pid[i]);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+}
+
+static int kid_index(const struct kids *k, int n, int64_t pid)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (k->pid[i] == pid)
+			return i;
+	return -1;
+}
+
+/* Known tracepoints are probes, with their fields as slots; ids 1..N, each once. */
+static void test_kernel_probes_listed(void **state)
+{
+	tnfctl_handle_t *h;
+	struct kfind f = {.name = "sched_process_fork"};
+	struct kfind g = {.name = "sys_enter_openat"};
+	tnfctl_probe_state_t st;
+
+	(void)state;
+	h = kopen();
+	tl_assert_err(tnfctl_probe_apply(h, kfind_op, &f), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_probe_apply(h, kfind_op, &g), TNFCTL_ERR_NONE);
+	assert_non_null(f.p);
+	assert_non_null(g.p);
+	assert_true(f.n > 100);
+	assert_int_equal(f.dup_ids, 0);
+	assert_int_equal(f.max_id, f.n);
+	assert_non_null(strstr(f.attrs, ";keys sched"));
+	assert_non_null(strstr(f.attrs, "child_pid"));
+	assert_non_null(strstr(f.attrs, "parent_pid"));
+	assert_non_null(strstr(g.attrs, ";keys syscalls"));
+	assert_non_null(strstr(g.attrs, "filename"));
+	/* a fresh probe: disabled, traced, no functions, no object */
+	tl_assert_err(tnfctl_probe_state_get(h, f.p, &st), TNFCTL_ERR_NONE);
+	assert_int_equal(st.id, f.id);
+	assert_int_equal(st.enabled, B_FALSE);
+	assert_int_equal(st.traced, B_TRUE);
+	assert_null(st.obj_name);
+	assert_null(st.func_names);
+	/* ids stay: the same probe by id */
+	tl_assert_err(tnfctl_probe_apply_ids(h, 1, &f.id, tnfctl_probe_enable, NULL),
+		      TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_probe_state_get(h, f.p, &st), TNFCTL_ERR_NONE);
+	assert_int_equal(st.enabled, B_TRUE);
+	tl_assert_err(tnfctl_probe_disable(h, f.p, NULL), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_probe_untrace(h, f.p, NULL), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_probe_state_get(h, f.p, &st), TNFCTL_ERR_NONE);
+	assert_int_equal(st.enabled, B_FALSE);
+	assert_int_equal(st.traced, B_FALSE);
+	kclose(h);
+}
+
+/*
+ * sched_process_fork and sys_enter_openat over a workload of five children:
+ * each of our forks is there once with the right pids, each child's openat
+ * once with its own file name, on a CPU, as a kernel record.
+ */
+static void test_kernel_trace_workload(void **state)
+{
+	char path[PATH_MAX];
+	tnfctl_trace_attrs_t a;
+	struct ktrace t;
+	struct kids k;
+	tnfctl_handle_t *h;
+	int forks[NKIDS] = {0}, opens[NKIDS] = {0}, i, j;
+
+	(void)state;
+	h = kopen();
+	trace_path(path, sizeof(path), "kwork");
+	ktrace_probe(h, "sched_process_fork");
+	ktrace_probe(h, "sys_enter_openat");
+	tl_assert_err(tnfctl_buffer_alloc(h, path, 4 << 20), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+	kids_start(&k, NKIDS, "work");
+	kids_run(&k, NKIDS);
+	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_trace_attrs_get(h, &a), TNFCTL_ERR_NONE);
+	assert_string_equal(a.trace_file_name, path);
+	/* tracing is off and drained: the file is complete now */
+	read_trace(path, &t);
+	assert_int_equal(t.drops.total, 0);
+	for (i = 0; i < t.n; i++) {
+		struct kev *e = &t.v[i];
+
+		assert_true(e->kernel);
+		assert_true(e->cpu >= 0);
+		/* (the test's own threads are sched_process_fork records too) */
+		if (!strcmp(e->probe, "sched_process_fork") &&
+		    kid_index(&k, NKIDS, e->child_pid) >= 0) {
+			j = kid_index(&k, NKIDS, e->child_pid);
+			forks[j]++;
+			assert_int_equal(e->pid, getpid());
+			assert_int_equal(e->parent_pid, getpid());
+		} else if (!strcmp(e->probe, "sys_enter_openat") &&
+			   kid_index(&k, NKIDS, e->pid) >= 0) {
+			j = kid_index(&k, NKIDS, e->pid);
+			assert_true(e->has_filename);
+			assert_string_equal(e->filename, k.path[j]);
+			assert_int_equal(e->tid, e->pid);
+			opens[j]++;
+		}
+	}
+	for (i = 0; i < NKIDS; i++) {
+		if (forks[i] != 1 || opens[i] != 1)
+			fail_msg("child %d (pid %d): %d fork and %d openat records, want 1 and 1", i,
+				 k.pid[i], forks[i], opens[i]);
+	}
+	free(t.v);
+	kclose(h);
+}
+
+/* The filter admits exactly the listed pids. */
+static void test_kernel_filter(void **state)
+{
+	char path[PATH_MAX];
+	tnfctl_trace_attrs_t a;
+	struct ktrace t;
+	struct kids k;
+	tnfctl_handle_t *h;
+	pid_t *list = NULL;
+	int n = -1, i, seen[NKIDS] = {0}, others = 0;
+
+	(void)state;
+	h = kopen();
+	trace_path(path, sizeof(path), "kfilter");
+	ktrace_probe(h, "sys_enter_openat");
+	kids_start(&k, NKIDS, "filter");
+	tl_assert_err(tnfctl_filter_list_add(h, k.pid[1]), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_filter_list_add(h, k.pid[3]), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_filter_list_add(h, k.pid[3]), TNFCTL_ERR_NONE); /* once in the list */
+	tl_assert_err(tnfctl_filter_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_filter_list_get(h, &list, &n), TNFCTL_ERR_NONE);
+	assert_int_equal(n, 2);
+	assert_true((list[0] == k.pid[1] && list[1] == k.pid[3]) ||
+		    (list[0] == k.pid[3] && list[1] == k.pid[1]));
+	free(list);
+	tl_assert_err(tnfctl_trace_attrs_get(h, &a), TNFCTL_ERR_NONE);
+	assert_int_equal(a.filter_state, B_TRUE);
+	tl_assert_err(tnfctl_buffer_alloc(h, path, 1 << 20), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+	kids_run(&k, NKIDS);
+	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
+	read_trace(path, &t);
+	for (i = 0; i < t.n; i++) {
+		int j = kid_index(&k, NKIDS, t.v[i].pid);
+
+		if (j >= 0)
+			seen[j]++;
+		else
+			others++;
+	}
+	free(t.v);
+	if (seen[0] || seen[1] != 1 || seen[2] || seen[3] != 1 || seen[4] || others)
+		fail_msg("records per child %d %d %d %d %d, others %d; want 0 1 0 1 0, 0", seen[0],
+			 seen[1], seen[2], seen[3], seen[4], others);
+	/* the children are gone: deleting them says so, and they leave the list */
+	tl_assert_err(tnfctl_filter_list_delete(h, k.pid[1]), TNFCTL_ERR_NOPROCESS);
+	tl_assert_err(tnfctl_filter_list_delete(h, k.pid[1]), TNFCTL_ERR_NOPROCESS);
+	tl_assert_err(tnfctl_filter_list_delete(h, k.pid[3]), TNFCTL_ERR_NOPROCESS);
+	tl_assert_err(tnfctl_filter_list_get(h, &list, &n), TNFCTL_ERR_NONE);
+	assert_int_equal(n, 0);
+	assert_null(list);
+	kclose(h);
+}
+
+/* Each function's states and error codes, as Solaris gave them. */
+static void test_kernel_states_and_errors(void **state)
+{
+	char path[PATH_MAX];
+	tnfctl_trace_attrs_t a;
+	tnfctl_handle_t *h, *h2 = NULL;
+	tnfctl_probe_t *p;
+	tnfctl_event_t evt;
+	unsigned long bad = 999999;
+	pid_t gone;
+	int st;
+
+	(void)state;
+	h = kopen();
+	trace_path(path, sizeof(path), "kstates");
+	tl_assert_err(tnfctl_kernel_open(&h2), TNFCTL_ERR_BUSY);
+	tl_assert_err(tnfctl_trace_attrs_get(h, &a), TNFCTL_ERR_NONE);
+	assert_int_equal(a.targ_pid, 0);
+	assert_int_equal(a.trace_buf_state, TNFCTL_BUF_NONE);
+	assert_int_equal(a.trace_state, B_FALSE);
+	assert_int_equal(a.filter_state, B_FALSE);
+	assert_int_equal(a.trace_min_size, 128 * 1024);
+	assert_null(a.trace_file_name);
+	tl_assert_err(tnfctl_buffer_dealloc(h), TNFCTL_ERR_NOBUF);
+	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NOBUF);
+	tl_assert_err(tnfctl_buffer_alloc(h, path, 64 * 1024), TNFCTL_ERR_SIZETOOSMALL);
+	tl_assert_err(tnfctl_buffer_alloc(h, path, 128 * 1024), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_buffer_alloc(h, path, 128 * 1024), TNFCTL_ERR_BUFEXISTS);
+	tl_assert_err(tnfctl_trace_attrs_get(h, &a), TNFCTL_ERR_NONE);
+	assert_int_equal(a.trace_buf_state, TNFCTL_BUF_OK);
+	assert_int_equal(a.trace_buf_size, 128 * 1024);
+	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_trace_attrs_get(h, &a), TNFCTL_ERR_NONE);
+	assert_int_equal(a.trace_state, B_TRUE);
+	tl_assert_err(tnfctl_buffer_dealloc(h), TNFCTL_ERR_BADDEALLOC);
+	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_buffer_dealloc(h), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_trace_attrs_get(h, &a), TNFCTL_ERR_NONE);
+	assert_int_equal(a.trace_buf_state, TNFCTL_BUF_NONE);
+	assert_int_equal(a.trace_state, B_FALSE);
+	/* a second buffer after the first: a fresh file */
+	tl_assert_err(tnfctl_buffer_alloc(h, path, 256 * 1024), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_buffer_dealloc(h), TNFCTL_ERR_NONE);
+
+	/* the process filter */
+	gone = fork();
+	if (!gone)
+		_exit(0);
+	assert_int_equal(tl_waitpid_timeout(gone, &st, 0, tl.timeout_ms), gone);
+	tl_assert_err(tnfctl_filter_list_add(h, gone), TNFCTL_ERR_NOPROCESS);
+	tl_assert_err(tnfctl_filter_list_add(h, -5), TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_filter_list_delete(h, getpid()), TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_filter_list_add(h, getpid()), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_filter_list_add(h, 0), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_filter_list_delete(h, getpid()), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_filter_list_delete(h, 0), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_filter_list_get(h, NULL, &st), TNFCTL_ERR_BADARG);
+
+	/* what a kernel handle refuses */
+	p = kprobe(h, "sched_process_exec", NULL);
+	tl_assert_err(tnfctl_probe_connect(h, p, NULL, "tnf_probe_debug"), TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_probe_disconnect_all(h, p, NULL), TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_continue(h, &evt, NULL), TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_probe_apply_ids(h, 1, &bad, tnfctl_probe_enable, NULL),
+		      TNFCTL_ERR_INVALIDPROBE);
+	tl_assert_err(tnfctl_check_libs(h), TNFCTL_ERR_NONE);
+	kclose(h);
+	/* closed: another kernel handle may open */
+	h = kopen();
+	kclose(h);
+}
+
+/* A full ring buffer: what could not be written is counted, in the file. */
+static void test_kernel_overflow_counted(void **state)
+{
+	char path[PATH_MAX], out[4096];
+	struct ktrace t;
+	tnfctl_handle_t *h;
+	int i, ours = 0, fds[2], st;
+	pid_t kid;
+	char c;
+
+	(void)state;
+	/* the consumer drains only when tracing stops (a consumer that cannot keep up) */
+	setenv("TNFCTL_KTRACE_STALL", "1", 1);
+	h = kopen();
+	trace_path(path, sizeof(path), "koverflow");
+	ktrace_probe(h, "sys_enter_getppid");
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	kid = fork();
+	if (!kid) {
+		if (read(fds[0], &c, 1) != 1)
+			_exit(2);
+		for (i = 0; i < 100000; i++)
+			syscall(SYS_getppid);
+		_exit(0);
+	}
+	close(fds[0]);
+	tl_track_pid(kid);
+	tl_assert_err(tnfctl_filter_list_add(h, kid), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_filter_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_buffer_alloc(h, path, 4 << 20), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+	assert_int_equal(write(fds[1], "g", 1), 1);
+	close(fds[1]);
+	assert_int_equal(tl_waitpid_timeout(kid, &st, 0, tl.timeout_ms), kid);
+	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
+	unsetenv("TNFCTL_KTRACE_STALL");
+	read_trace(path, &t);
+	for (i = 0; i < t.n; i++)
+		if (t.v[i].pid == (uint32_t)kid && !strcmp(t.v[i].probe, "sys_enter_getppid"))
+			ours++;
+	free(t.v);
+	/* a 1 MiB ring (a quarter of the file) holds fewer: all counted, none silently gone */
+	assert_true(ours > 0);
+	assert_true(t.drops.total > 0);
+	assert_int_equal(t.drops.by_reason[TNF_DROP_KERNEL_RB], t.drops.total);
+	if (ours + (int)t.drops.total != 100000)
+		fail_msg("%d written + %u lost != 100000 getppid calls", ours, t.drops.total);
+	{
+		char cmd[2 * PATH_MAX + 32];
+		size_t n;
+		FILE *f;
+
+		/* tnfdump's stderr only: its report of the loss */
+		snprintf(cmd, sizeof(cmd), "'%s' '%s' 2>&1 >/dev/null", tnfdump_prog, path);
+		f = popen(cmd, "r");
+		assert_non_null(f);
+		n = fread(out, 1, sizeof(out) - 1, f);
+		out[n] = '\0';
+		assert_int_equal(pclose(f), 0);
+	}
+	if (!strstr(out, "kernel ring buffer full"))
+		fail_msg("tnfdump does not report the loss:\n%s", out);
+	kclose(h);
+}
+
+/*
+ * One timeline: a kernel trace and a user trace of the same period, given
+ * to one tnfdump, come out in time order: the demo's exec before its first
+ * probe event, its exit after its last.
+ */
+static void test_kernel_user_merged(void **state)
+{
+	char kpath[PATH_MAX], upath[PATH_MAX], tnftrace[PATH_MAX];
+	struct ktrace kt, ut;
+	tnfctl_handle_t *h;
+	int64_t exec_t = -1, exit_t = -1, first_u = INT64_MAX, last_u = INT64_MIN;
+	uint32_t demo = 0;
+	int i, st, devnull;
+	pid_t pid;
+
+	(void)state;
+	h = kopen();
+	trace_path(kpath, sizeof(kpath), "kmerge");
+	trace_path(upath, sizeof(upath), "umerge");
+	tl_path_of(tnftrace, "tnftrace");
+	ktrace_probe(h, "sched_process_exec");
+	ktrace_probe(h, "sched_process_exit");
+	tl_assert_err(tnfctl_buffer_alloc(h, kpath, 1 << 20), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+	{
+		char *argv[] = {tnftrace, "-q", "-o", upath, "--", tl.demo, NULL};
+
+		devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		pid = tl_spawn(argv, environ, devnull, NULL);
+		close(devnull);
+		assert_int_equal(tl_waitpid_timeout(pid, &st, 0, tl.timeout_ms), pid);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
+	read_trace(kpath, &kt);
+	read_trace(upath, &ut);
+	assert_true(ut.n > 0);
+	for (i = 0; i < kt.n && !demo; i++)
+		if (!strcmp(kt.v[i].probe, "sched_process_exec") &&
+		    !strcmp(kt.v[i].filename, tl.demo))
+			demo = kt.v[i].pid;
+	if (!demo)
+		fail_msg("no exec of %s in the kernel trace", tl.demo);
+	for (i = 0; i < ut.n; i++) {
+		assert_false(ut.v[i].kernel);
+		if (ut.v[i].pid != demo)
+			continue;
+		if (ut.v[i].time < first_u)
+			first_u = ut.v[i].time;
+		if (ut.v[i].time > last_u)
+			last_u = ut.v[i].time;
+	}
+	for (i = 0; i < kt.n; i++) {
+		if (kt.v[i].pid != demo)
+			continue;
+		if (!strcmp(kt.v[i].probe, "sched_process_exec") && exec_t < 0)
+			exec_t = kt.v[i].time;
+		if (!strcmp(kt.v[i].probe, "sched_process_exit") && kt.v[i].tid == demo)
+			exit_t = kt.v[i].time;
+	}
+	if (exec_t < 0 || exit_t < 0)
+		fail_msg("no exec or exit record of the demo (pid %u) in the kernel trace", demo);
+	if (!(exec_t < first_u && last_u < exit_t))
+		fail_msg("not one clock: exec %lld, user events %lld..%lld, exit %lld",
+			 (long long)exec_t, (long long)first_u, (long long)last_u,
+			 (long long)exit_t);
+	free(kt.v);
+	free(ut.v);
+	kclose(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		TL_TEST(test_kernel_probes_listed),
+		TL_TEST(test_kernel_trace_workload),
+		TL_TEST(test_kernel_filter),
+		TL_TEST(test_kernel_states_and_errors),
+		TL_TEST(test_kernel_overflow_counted),
+		TL_TEST(test_kernel_user_merged),
+		TL_FINAL_TEST,
+	};
+
+	return tl_run(tests);
+}
