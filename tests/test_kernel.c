@@ -212,6 +212,27 @@ static int kid_index(const struct kids *k, int n, int64_t pid)
 	return -1;
 }
 
+/* tnfdump --format=json: @pid's openat of @file on its thread's track, with its CPU. */
+static void json_has_kernel_event(const char *path, pid_t pid, const char *file)
+{
+	char cmd[2 * PATH_MAX + 64], line[8192], want[128];
+	int found = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "'%s' --format=json '%s'", tnfdump_prog, path);
+	snprintf(want, sizeof(want), "\"pid\":%d,\"tid\":%d,\"args\":{\"tnf_cpuid\":", pid, pid);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "\"name\":\"sys_enter_openat\"") && strstr(line, want) &&
+		    strstr(line, file))
+			found++;
+	assert_int_equal(pclose(f), 0);
+	if (found != 1)
+		fail_msg("%d JSON events of pid %d's openat of %s with its CPU, want 1", found, pid,
+			 file);
+}
+
 /* Known tracepoints are probes, with their fields as slots; ids 1..N, each once. */
 static void test_kernel_probes_listed(void **state)
 {
@@ -310,6 +331,7 @@ static void test_kernel_trace_workload(void **state)
 				 k.pid[i], forks[i], opens[i]);
 	}
 	free(t.v);
+	json_has_kernel_event(path, k.pid[0], k.path[0]);
 	kclose(h);
 }
 

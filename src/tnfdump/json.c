@@ -24,8 +24,10 @@
  * (our writer's: the program and the thread's comm at its first event),
  * else "pid N" and "tid N" (the original writer's files have no names).
  * User-level records carry no CPU (a thread moves between CPUs within one
- * schedule record), so there is none in the JSON.  Events are sorted by
- * time, stable in file order.
+ * schedule record), so there is none in the JSON; a kernel record's CPU
+ * (its schedule record's cpuid) is the first of its args, "tnf_cpuid", and
+ * it sits on its thread's track.  Events are sorted by time, stable in
+ * file order: kernel and user traces of one period interleave.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -337,7 +339,9 @@ static int json_event_text(struct tnf_file *f, const struct tnf_event *ev, char 
 	fprintf(out, ",\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRIu32 ",\"tid\":", ev->pid);
 	json_uint(out, ev->tid);
 	fputs(",\"args\":{", out);
-	err = json_slots(out, f, ev->record, ev->first_arg, "", 0);
+	if (ev->kernel)
+		fprintf(out, "\"tnf_cpuid\":%d", ev->cpuid);
+	err = json_slots(out, f, ev->record, ev->first_arg, ev->kernel ? "," : "", 0);
 	fputs("}}", out);
 	if (fclose(out) && !err)
 		err = -TNF_ERR_NOMEM;
