@@ -3,8 +3,8 @@
  * Kernel mode: one generic program, attached to each enabled and traced
  * tracepoint, copies the tracepoint's record (and its string fields) into
  * the ring buffer.  The per-tracepoint layout comes from the tracefs format
- * file, in kt_events, keyed by the probe id the link carries as its cookie.  The pid filter admits tgids in kt_pids; key 0 stands
- * for activity of no process (kernel threads, the idle task).
+ * file, in kt_events, keyed by the probe id the link carries as its cookie.  The pid filter admits
+ * tgids in kt_pids; key 0 stands for activity of no process (kernel threads, the idle task).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -81,7 +81,8 @@ int kt_event(void *ctx)
 
 	if (!tracing_on)
 		return 0;
-	/* the record's common fields hold a pt_regs pointer here: the cookie says which tracepoint */
+	/* the record's common fields hold a pt_regs pointer here: the cookie says which tracepoint
+	 */
 	key = (__u32)bpf_get_attach_cookie(ctx);
 	cfg = bpf_map_lookup_elem(&kt_events, &key);
 	if (!cfg || !admitted(id >> 32))

@@ -167,7 +167,8 @@ static void kids_start(struct kids *k, int n, const char *tag)
 	int i, fds[2];
 
 	for (i = 0; i < n; i++) {
-		snprintf(k->path[i], sizeof(k->path[i]), "%s/kt-%s-%d-%d", tmpdir, tag, getpid(), i);
+		snprintf(k->path[i], sizeof(k->path[i]), "%s/kt-%s-%d-%d", tmpdir, tag, getpid(),
+			 i);
 		assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
 		k->pid[i] = fork();
 		assert_true(k->pid[i] >= 0);
@@ -327,8 +328,8 @@ static void test_kernel_trace_workload(void **state)
 	}
 	for (i = 0; i < NKIDS; i++) {
 		if (forks[i] != 1 || opens[i] != 1)
-			fail_msg("child %d (pid %d): %d fork and %d openat records, want 1 and 1", i,
-				 k.pid[i], forks[i], opens[i]);
+			fail_msg("child %d (pid %d): %d fork and %d openat records, want 1 and 1",
+				 i, k.pid[i], forks[i], opens[i]);
 	}
 	free(t.v);
 	json_has_kernel_event(path, k.pid[0], k.path[0]);

@@ -75,13 +75,13 @@ struct tnf_agent;
 struct tnf_kernel;
 
 struct tnfctl_handle {
-	pthread_mutex_t lock; /* one call at a time per handle */
-	int sock;	      /* our end of the handle socket */
+	pthread_mutex_t lock;	 /* one call at a time per handle */
+	int sock;		 /* our end of the handle socket */
 	struct tnf_agent *agent; /* the helper serving it (client.c) */
 	pid_t pid;
-	bool exec_child; /* started by exec_open: killed by a DEFAULT close */
+	bool exec_child;	 /* started by exec_open: killed by a DEFAULT close */
 	unsigned int open_flags; /* TNFCTL_OPEN_*, inherited by child handles */
-	bool tty_intr; /* exec_open'd without FOREGROUND, or a child or re-open of one */
+	bool tty_intr;		 /* exec_open'd without FOREGROUND, or a child or re-open of one */
 	enum tnf_hstate state;
 	bool have_event;
 	tnfctl_event_info_t last;

@@ -137,7 +137,8 @@ TNF_API tnfctl_errcode_t tnfctl_kernel_open(tnfctl_handle_t **retval)
 		p->valid = !e; /* a tracepoint whose format cannot be read is not a probe */
 		p->new_probe = true;
 		p->id = i + 1;
-		k->probes[i].traced = true; /* a fresh probe is disabled and traced, as in a process */
+		k->probes[i].traced =
+			true; /* a fresh probe is disabled and traced, as in a process */
 		p->attrs = (char *)k->probes[i].cb.attrs;
 		*h->pr.all_tail = p;
 		h->pr.all_tail = &p->next_all;

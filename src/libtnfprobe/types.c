@@ -106,8 +106,7 @@ static const char *const sched_names[] = {"tnf_tag",   "tid",	       "lwpid",	  
  */
 static const uint8_t ksched_slots[] = {T_TAG,	    T_KTHREAD_ID, T_LWPID, T_PID,
 				       T_TIME_BASE, T_CPUID,	  END};
-static const char *const ksched_names[] = {"tnf_tag",	"tid",	     "lwpid",
-					   "pid",	"time_base", "cpuid"};
+static const char *const ksched_names[] = {"tnf_tag", "tid", "lwpid", "pid", "time_base", "cpuid"};
 
 static const struct builtin builtins[T_COUNT] = {
 	[T_INLINE] = {"tnf_inline", T_TYPE, P_NULL, 0, 0, T_NONE, NULL, NULL},
