@@ -10,9 +10,10 @@
 #include <linux/types.h>
 #endif
 
-#define KT_MAX_FIXED 512 /* bytes of a tracepoint's fixed record copied */
-#define KT_MAX_STRS  4	 /* string fields copied per event */
-#define KT_STR_MAX   256 /* bytes per string, NUL included */
+#define KT_MAX_FIXED 512   /* bytes of a tracepoint's fixed record copied */
+#define KT_MAX_STRS  4	   /* string fields copied per event */
+#define KT_STR_MAX   256   /* bytes per string, NUL included */
+#define KT_MAX_PIDS  65536 /* the process filter's list */
 
 /* How a string field is found in the tracepoint's record. */
 enum kt_str_kind {

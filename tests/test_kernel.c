@@ -99,6 +99,7 @@ struct kev {
 	int64_t parent_pid, child_pid;
 	char filename[PATH_MAX];
 	int has_filename;
+	int argv_kind; /* kind of an "argv" slot, 0 if none */
 };
 
 struct ktrace {
@@ -147,6 +148,8 @@ static void read_trace(const char *path, struct ktrace *t)
 			snprintf(k->filename, sizeof(k->filename), "%.*s", (int)len, s);
 			k->has_filename = 1;
 		}
+		if (tnf_slot_named(f, rec, "argv", &d) == 0)
+			k->argv_kind = (int)tnf_datum_kind(d);
 	}
 	if (err < 0)
 		fail_msg("%s: %s", path, tnf_strerror(err));
@@ -380,6 +383,10 @@ static void test_kernel_filter(void **state)
 	if (seen[0] || seen[1] != 1 || seen[2] || seen[3] != 1 || seen[4] || others)
 		fail_msg("records per child %d %d %d %d %d, others %d; want 0 1 0 1 0, 0", seen[0],
 			 seen[1], seen[2], seen[3], seen[4], others);
+	/* the children have exited: they have left the list, as on Solaris */
+	tl_assert_err(tnfctl_filter_list_get(h, &list, &n), TNFCTL_ERR_NONE);
+	assert_int_equal(n, 0);
+	assert_null(list);
 	/* the children are gone: deleting them says so, and they leave the list */
 	tl_assert_err(tnfctl_filter_list_delete(h, k.pid[1]), TNFCTL_ERR_NOPROCESS);
 	tl_assert_err(tnfctl_filter_list_delete(h, k.pid[1]), TNFCTL_ERR_NOPROCESS);
@@ -387,6 +394,56 @@ static void test_kernel_filter(void **state)
 	tl_assert_err(tnfctl_filter_list_get(h, &list, &n), TNFCTL_ERR_NONE);
 	assert_int_equal(n, 0);
 	assert_null(list);
+	kclose(h);
+}
+
+/* execve's argv (char **) is a pointer, not a string; its file name is one. */
+static void test_kernel_execve_args(void **state)
+{
+	char path[PATH_MAX], prog[] = "/bin/true";
+	struct ktrace t;
+	tnfctl_handle_t *h;
+	int fds[2], st, i, n = 0;
+	pid_t kid;
+	char c;
+
+	(void)state;
+	h = kopen();
+	trace_path(path, sizeof(path), "kexecve");
+	ktrace_probe(h, "sys_enter_execve");
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	kid = fork();
+	if (!kid) {
+		char *argv[] = {prog, NULL};
+
+		if (read(fds[0], &c, 1) != 1)
+			_exit(2);
+		execve(prog, argv, environ);
+		_exit(3);
+	}
+	close(fds[0]);
+	tl_track_pid(kid);
+	tl_assert_err(tnfctl_filter_list_add(h, kid), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_filter_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_buffer_alloc(h, path, 1 << 20), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+	assert_int_equal(write(fds[1], "g", 1), 1);
+	close(fds[1]);
+	assert_int_equal(tl_waitpid_timeout(kid, &st, 0, tl.timeout_ms), kid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
+	read_trace(path, &t);
+	for (i = 0; i < t.n; i++) {
+		if (strcmp(t.v[i].probe, "sys_enter_execve") || t.v[i].pid != (uint32_t)kid)
+			continue;
+		n++;
+		assert_string_equal(t.v[i].filename, prog);
+		if (t.v[i].argv_kind == TNF_K_STRING)
+			fail_msg("execve's argv recorded as a string");
+		assert_int_not_equal(t.v[i].argv_kind, 0);
+	}
+	free(t.v);
+	assert_int_equal(n, 1);
 	kclose(h);
 }
 
@@ -430,6 +487,8 @@ static void test_kernel_states_and_errors(void **state)
 	tl_assert_err(tnfctl_trace_attrs_get(h, &a), TNFCTL_ERR_NONE);
 	assert_int_equal(a.trace_buf_state, TNFCTL_BUF_NONE);
 	assert_int_equal(a.trace_state, B_FALSE);
+	assert_null(a.trace_file_name);
+	assert_int_equal(a.trace_buf_size, 0);
 	/* a second buffer after the first: a fresh file */
 	tl_assert_err(tnfctl_buffer_alloc(h, path, 256 * 1024), TNFCTL_ERR_NONE);
 	tl_assert_err(tnfctl_buffer_dealloc(h), TNFCTL_ERR_NONE);
@@ -441,6 +500,8 @@ static void test_kernel_states_and_errors(void **state)
 	assert_int_equal(tl_waitpid_timeout(gone, &st, 0, tl.timeout_ms), gone);
 	tl_assert_err(tnfctl_filter_list_add(h, gone), TNFCTL_ERR_NOPROCESS);
 	tl_assert_err(tnfctl_filter_list_add(h, -5), TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_filter_list_delete(h, -1), TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_filter_list_delete(h, gone), TNFCTL_ERR_NOPROCESS);
 	tl_assert_err(tnfctl_filter_list_delete(h, getpid()), TNFCTL_ERR_BADARG);
 	tl_assert_err(tnfctl_filter_list_add(h, getpid()), TNFCTL_ERR_NONE);
 	tl_assert_err(tnfctl_filter_list_add(h, 0), TNFCTL_ERR_NONE);
@@ -604,6 +665,7 @@ int main(void)
 		TL_TEST(test_kernel_probes_listed),
 		TL_TEST(test_kernel_trace_workload),
 		TL_TEST(test_kernel_filter),
+		TL_TEST(test_kernel_execve_args),
 		TL_TEST(test_kernel_states_and_errors),
 		TL_TEST(test_kernel_overflow_counted),
 		TL_TEST(test_kernel_user_merged),

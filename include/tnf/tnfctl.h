@@ -72,13 +72,16 @@ typedef enum {
 
 /* Trace attributes, see tnfctl_trace_attrs_get(). */
 typedef struct tnfctl_trace_attrs {
-	pid_t targ_pid;			   /* target process id (tgid) */
+	pid_t targ_pid;			   /* target process id (tgid); 0 for the kernel */
 	const char *trace_file_name;	   /* absolute path, or NULL if none */
-	size_t trace_buf_size;		   /* bytes; 0 when there is no file */
+	size_t trace_buf_size;		   /* bytes; 0 when there is no file (buffer) */
 	size_t trace_min_size;		   /* bytes; smallest size buffer_alloc accepts */
 	tnfctl_bufstate_t trace_buf_state; /* see tnfctl_bufstate_t */
-	boolean_t trace_state;		   /* process-wide tracing switch */
-	boolean_t filter_state;		   /* kernel mode only; always B_FALSE */
+	boolean_t trace_state;		   /* process-wide tracing switch; kernel:
+					      tnfctl_trace_state_set's master switch */
+	boolean_t filter_state;		   /* kernel: the process filter is on
+					      (tnfctl_filter_state_set); B_FALSE for
+					      a process handle */
 	long pad;
 } tnfctl_trace_attrs_t;
 
@@ -332,6 +335,7 @@ tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *hndl, tnfctl_event_t *evt,
  *           (and child handles); KILL kills it and waits until it is gone;
  *           RESUME detaches and lets it run; SUSPEND detaches and leaves it
  *           in a job-control stop another controller can attach to.
+ *           Checked, then ignored, for internal, indirect and kernel handles.
  * The handle is freed.  The operation has taken effect when this returns:
  * KILL: the target is gone; RESUME: every thread detached and running;
  * SUSPEND: every thread detached and in the job-control stop ('T').
@@ -341,6 +345,11 @@ tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *hndl, tnfctl_event_t *evt,
  * Attach the next controller before the caller exits.)
  * Nothing is left behind: no stopped thread, no BPF tracking of the target.
  * (A thread blocked in vfork() is detached once the vfork returns.)
+ * A kernel handle (tnfctl_kernel_open): tracing is turned off (every BPF
+ * program detached), what the ring buffer still holds is written to the
+ * trace file, the file is synced and closed (it stays on disk, complete,
+ * for tnfdump(1)), the BPF object is unloaded, the destroy callback runs
+ * for every probe, and another kernel handle may then be opened.
  *
  * Errors:
  *  TNFCTL_ERR_BADARG    @targ_op is not one of the four (handle untouched).
@@ -359,6 +368,14 @@ tnfctl_errcode_t tnfctl_close(tnfctl_handle_t *hndl, tnfctl_targ_op_t targ_op);
  * bytes; trace_buf_state is BROKEN once the target failed to map or write
  * its file (permanent for that process), NONE while no file is named, else
  * OK; trace_state is B_FALSE while tnf_process_disable() is in effect.
+ * A kernel handle's attributes are those of its last call (nothing to read
+ * elsewhere): targ_pid 0; trace_file_name the buffer's file while there
+ * is a buffer (tnfctl_buffer_alloc), else NULL; trace_buf_size the
+ * file's size in bytes while there is a buffer, else 0; trace_min_size 128
+ * KiB; trace_buf_state OK while there is a buffer, BROKEN if the writer
+ * gave up on the file (no room for a type record), else NONE;
+ * trace_state the master switch (tnfctl_trace_state_set);
+ * filter_state the filter mode (tnfctl_filter_state_set).
  * Errors: TNFCTL_ERR_BADARG for a NULL argument.
  */
 tnfctl_errcode_t tnfctl_trace_attrs_get(tnfctl_handle_t *hndl, tnfctl_trace_attrs_t *attrs);
@@ -414,7 +431,9 @@ tnfctl_errcode_t tnfctl_indirect_open(void *prochandle, tnfctl_ind_config_t *con
  * (tnfctl_check_libs(3TNF)).  New objects' probes get new ids (never
  * reused) and the create callback; probes of objects gone become invalid.
  * Needed for indirect handles after a dlopen/dlclose; harmless elsewhere
- * (direct handles do it at each DLOPEN/DLCLOSE stop).
+ * (direct handles do it at each DLOPEN/DLCLOSE stop).  A kernel handle:
+ * does nothing and returns TNFCTL_ERR_NONE (the tracepoints are read once,
+ * at tnfctl_kernel_open(); one added later, by a module, is not seen).
  * Errors: BADARG (NULL, or a direct handle past EXEC/EXIT), NOPROCESS
  * (target killed), ALLOCFAIL, INTERNAL (the link map is not consistent, or
  * a callback failed).
@@ -422,32 +441,55 @@ tnfctl_errcode_t tnfctl_indirect_open(void *prochandle, tnfctl_ind_config_t *con
 tnfctl_errcode_t tnfctl_check_libs(tnfctl_handle_t *hndl);
 
 /*
- * tnfctl_buffer_alloc - create the trace file and hand it to the target
- * (tnfctl_buffer_alloc(3TNF)).
- * @hndl:  a process handle (direct, internal or indirect).
+ * tnfctl_buffer_alloc - create the trace file and hand it to the target,
+ * or create a kernel handle's buffer (tnfctl_buffer_alloc(3TNF)).
+ * @hndl:  a process handle (direct, internal or indirect) or a kernel
+ *         handle (tnfctl_kernel_open).
  * @trace_file_name: path; a relative one is resolved against the caller's
- *         (the controller's) current directory.  Copied.
- * @trace_buffer_size: bytes; at least trace_min_size (128 KiB).
+ *         (the controller's) current directory.  Copied.  Kernel handle
+ *         only: NULL or "" for $TMPDIR/ktrace-<the caller's pid> (/tmp
+ *         when TMPDIR is unset or empty).
+ * @trace_buffer_size: bytes; at least trace_min_size (128 KiB), at most
+ *         1 GiB.
  * The file is created with O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600, and made
  * @trace_buffer_size bytes long with real blocks (posix_fallocate), then
  * owned by the target's uid when that differs.  An existing plain file of
  * the caller's with one link is replaced; anything else (a symlink, another
  * user's file) is refused.  The target maps it at its next probe hit; the
  * file then holds its live trace (tnfdump(1) reads it at any time).
+ *
+ * Kernel handle: the buffer is a trace file too (a Linux extension:
+ * Solaris kept the kernel's buffer in memory and ignored the name),
+ * created as above (owned by the caller) and @trace_buffer_size bytes
+ * long, plus a BPF ring buffer (kernel memory) that stages the records on
+ * their way to the file: the smallest power of two of pages that holds a
+ * quarter of @trace_buffer_size bytes, and at least 64 KiB.  The BPF
+ * program is loaded with the filter list (tnfctl_filter_list_add), and a
+ * thread of the library writes what the ring buffer receives into the
+ * file until tnfctl_buffer_dealloc() or tnfctl_close(); the file wraps
+ * like a Solaris kernel buffer (the oldest blocks are reused).  Nothing is
+ * recorded until tracing is on (tnfctl_trace_state_set).  On an error
+ * after the file was created, the file is removed.
+ *
  * Errors:
- *  TNFCTL_ERR_BUFEXISTS     the target already has a trace file.
- *  TNFCTL_ERR_SIZETOOSMALL  @trace_buffer_size < trace_min_size.
+ *  TNFCTL_ERR_BUFEXISTS     the target already has a trace file (kernel:
+ *                           the handle has a buffer).
+ *  TNFCTL_ERR_SIZETOOSMALL  @trace_buffer_size < trace_min_size (128 KiB).
  *  TNFCTL_ERR_SIZETOOBIG    @trace_buffer_size > 1 GiB, the most the
  *                           runtime maps (Solaris had no upper bound).
- *  TNFCTL_ERR_BADARG        NULL or empty name, path or a component too
- *                           long, NULL handle, or a direct handle past
- *                           EXEC/EXIT.
+ *  TNFCTL_ERR_BADARG        NULL or empty name for a process handle,
+ *                           path or a component too long, NULL handle,
+ *                           or a direct handle past EXEC/EXIT.
  *  TNFCTL_ERR_ACCES         refused (existing symlink or foreign file,
- *                           permission denied, read-only file system);
+ *                           permission denied, read-only file system;
+ *                           kernel: BPF not permitted, which needs root or
+ *                           CAP_BPF + CAP_PERFMON);
  *                           FILENOTFOUND (no such directory, or a path
  *                           through a non-directory); ALLOCFAIL (no space,
- *                           quota or memory); NOPROCESS (target killed);
- *                           INTERNAL.
+ *                           quota or memory; kernel: no memory for the
+ *                           BPF object or its ring buffer); NOPROCESS
+ *                           (target killed); INTERNAL (kernel: the BPF
+ *                           program could not be loaded).
  */
 tnfctl_errcode_t tnfctl_buffer_alloc(tnfctl_handle_t *hndl, const char *trace_file_name,
 				     uint_t trace_buffer_size);
@@ -474,8 +516,9 @@ typedef tnfctl_errcode_t (*tnfctl_probe_op_t)(tnfctl_handle_t *, tnfctl_probe_t 
 /*
  * tnfctl_probe_apply - call @probe_op(hndl, probe, clientdata) on every
  * valid probe: objects in link-map order, probes in declaration (section)
- * order within each (tnfctl_probe_apply(3TNF)).  Stops at the first
- * non-zero return and returns it (TNFCTL_ERR_USR1..5 are for clients).
+ * order within each (tnfctl_probe_apply(3TNF)); a kernel handle's in id
+ * order.  Stops at the first non-zero return and returns it
+ * (TNFCTL_ERR_USR1..5 are for clients).
  * Errors: BADARG (NULL handle or op, direct handle past EXEC/EXIT),
  * NOPROCESS, the op's code.
  */
@@ -485,7 +528,8 @@ tnfctl_errcode_t tnfctl_probe_apply(tnfctl_handle_t *hndl, tnfctl_probe_op_t pro
 /*
  * tnfctl_probe_apply_ids - the same for the probes with the @probe_count
  * ids in @probe_ids (caller-owned), in array order.  Ids start at 0 in
- * discovery order and are never reused within a handle.
+ * discovery order and are never reused within a handle (a kernel handle's:
+ * 1..N, see tnfctl_kernel_open).
  * Errors: TNFCTL_ERR_INVALIDPROBE for an id of no current probe (processing
  * stops there), BADARG, the op's code.
  */
@@ -503,8 +547,11 @@ tnfctl_errcode_t tnfctl_probe_apply_ids(tnfctl_handle_t *hndl, ulong_t probe_cou
  *         the next tnfctl_probe_state_get() of that probe or tnfctl_close().
  *         enabled: the probe fires; traced: its records are committed;
  *         new_probe: its object arrived at the last dlopen sync.
- * Errors: INVALIDPROBE (its object was dlclosed), BADARG (NULL, or a probe
- * of another handle), NOPROCESS, ALLOCFAIL, INTERNAL.
+ *         A kernel probe: obj_name, func_names and func_addrs are NULL,
+ *         new_probe is B_TRUE (every probe arrived at the open).
+ * Errors: INVALIDPROBE (its object was dlclosed; a kernel probe whose
+ * tracepoint format could not be read), BADARG (NULL, or a probe of
+ * another handle), NOPROCESS, ALLOCFAIL, INTERNAL.
  */
 tnfctl_errcode_t tnfctl_probe_state_get(tnfctl_handle_t *hndl, tnfctl_probe_t *probe_hndl,
 					tnfctl_probe_state_t *state);
@@ -518,6 +565,14 @@ tnfctl_errcode_t tnfctl_probe_state_get(tnfctl_handle_t *hndl, tnfctl_probe_t *p
  * connected with tnfctl_probe_connect().
  * Errors: TNFCTL_ERR_NOBUF (no trace file yet), BUFBROKEN (the target's
  * tracing broke), INVALIDPROBE, BADARG, NOPROCESS, INTERNAL.
+ * A kernel probe (tnfctl_kernel_open) needs no buffer: the state is kept
+ * in the handle, and the BPF program is attached to the tracepoint while
+ * the probe is enabled and traced, tracing is on and a buffer exists, and
+ * detached otherwise.  Errors then: BADARG (NULL, or a probe of another
+ * handle; disconnect_all always: kernel probes have no functions),
+ * INVALIDPROBE, and while tracing is on the attach's: ACCES,
+ * FILENOTFOUND (the tracepoint is gone), ALLOCFAIL, INTERNAL (the state
+ * is changed all the same).
  */
 tnfctl_errcode_t tnfctl_probe_enable(tnfctl_handle_t *hndl, tnfctl_probe_t *probe_hndl,
 				     void *ignored);
@@ -541,25 +596,181 @@ tnfctl_errcode_t tnfctl_probe_disconnect_all(tnfctl_handle_t *hndl, tnfctl_probe
  * The chain is data (nodes in libtnfprobe's pool), no code is written into
  * the target.  Both strings are the caller's.
  * Errors: BADARG (@lib_base not found, or no function @func there: a data
- * symbol is refused), NOBUF, BUFBROKEN,
- * INVALIDPROBE, INTERNAL (the pool of 1024 chain nodes is used up).
+ * symbol is refused; a kernel handle, whose probes have no functions),
+ * NOBUF, BUFBROKEN, INVALIDPROBE, INTERNAL (the pool of 1024 chain nodes
+ * is used up).
  */
 tnfctl_errcode_t tnfctl_probe_connect(tnfctl_handle_t *hndl, tnfctl_probe_t *probe_hndl,
 				      const char *lib_base, const char *func);
 
 /*
- * Kernel tracing (tnfctl_kernel_open(3TNF) and friends).  Kernel mode is
- * not implemented on Linux yet: tnfctl_kernel_open() returns
- * TNFCTL_ERR_FILENOTFOUND (as Solaris did without /dev/tnfctl), and the
- * kernel-only functions return TNFCTL_ERR_BADARG for every (non-kernel)
- * handle.
+ * ---------------------------------------------------------------------
+ * Kernel tracing (tnfctl_kernel_open(3TNF) and friends).
+ *
+ * The kernel probes are the running kernel's tracepoints, those tracefs
+ * lists under events/ (tracefs is looked for at /sys/kernel/tracing and
+ * /sys/kernel/debug/tracing; if it is at neither, the library mounts it
+ * at /sys/kernel/tracing and leaves it mounted).  The ftrace subsystem's
+ * internal events (events/ftrace) are not listed.  Probe ids are 1..N in
+ * (subsystem, name) order, fixed at the open and stable for the life of
+ * the handle.  A tracepoint whose format file cannot be read keeps its id
+ * but is not a usable probe (TNFCTL_ERR_INVALIDPROBE; tnfctl_probe_apply
+ * skips it).
+ *
+ * A probe's attribute string is "name <event>;slots <fields>;keys
+ * <subsystem>", e.g. "name sys_enter_openat;slots __syscall_nr dfd
+ * filename flags mode;keys syscalls".  Its arguments (the slots) are the
+ * tracepoint's own fields (not the common_ header), in the format file's
+ * order:
+ *  - integers of 1, 2, 4 or 8 bytes, signed or unsigned as the format
+ *    says (an `int' in an 8-byte slot, as the syscalls' arguments are, as
+ *    a 32-bit int);
+ *  - pointers, as tnf_opaque (tnfdump prints them in hex);
+ *  - char arrays, and __data_loc and __rel_loc char[] strings, as strings;
+ *  - in the syscalls subsystem, `const char *' arguments, as strings read
+ *    from the calling process's memory at the event.
+ * A string holds at most 255 bytes.  A user string in a page of the
+ * process that is not present in memory (not yet touched, or swapped out)
+ * is recorded as a NULL string: the BPF program may not fault pages in.
+ * At most 14 arguments per probe, of which at most 4 copied strings
+ * (__data_loc, __rel_loc and user strings; char arrays do not count), from
+ * the first 512 bytes of the tracepoint's record; the other fields
+ * (structs, other arrays, those beyond these limits) are left out.
+ *
+ * A fresh probe is disabled and traced, as in a process.  The BPF
+ * program is attached to a tracepoint only while its probe is enabled
+ * and traced, tracing is on (tnfctl_trace_state_set) and a buffer exists
+ * (tnfctl_buffer_alloc), so a disabled or untraced tracepoint costs
+ * nothing.  tnfctl_probe_connect() and tnfctl_probe_disconnect_all()
+ * return TNFCTL_ERR_BADARG (kernel probes have no functions), as does
+ * tnfctl_continue(); tnfctl_check_libs() does nothing.
+ *
+ * The records: each event, with a Solaris kernel schedule record
+ * (tnf_sched_rec: tid as tnf_kthread_id, lwpid, pid, time_base, cpuid)
+ * giving its thread id, its process id (0 for the idle task), the time
+ * (CLOCK_MONOTONIC in ns, bpf_ktime_get_ns(): the clock of libtnfprobe's
+ * records, so tnfdump(1) given a kernel trace and user traces of the same
+ * period prints them on one time line) and the CPU.  The original Solaris
+ * tnfdump reads these files.  Records the ring buffer had no room for (the
+ * library's thread did not keep up) are counted in the file's drop
+ * counters, reason "kernel ring buffer full", which tnfdump reports.
+ *
+ * Privileges: tnfctl_kernel_open() needs tracefs (root); from
+ * tnfctl_buffer_alloc() on, BPF (root, or CAP_BPF + CAP_PERFMON).  The
+ * program needs BPF cookies (Linux 5.15): on an older kernel
+ * tnfctl_buffer_alloc() fails with TNFCTL_ERR_INTERNAL.
+ * One kernel handle per process at a time; handles of different
+ * processes are independent (each its own BPF object, ring buffer and
+ * file).  tnfctl_close() of a kernel handle: see tnfctl_close above.
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * tnfctl_kernel_open - open a kernel handle (tnfctl_kernel_open(3TNF)).
+ * @retval: receives the handle; owned by the caller until tnfctl_close().
+ *          Untouched on error.
+ * Lists the tracepoints and reads their formats.  On return there is no
+ * buffer, tracing and the filter are off, the filter list is empty and
+ * every probe is disabled and traced.
+ * Errors:
+ *  TNFCTL_ERR_BADARG        NULL @retval.
+ *  TNFCTL_ERR_BUSY          this process already has a kernel handle.
+ *  TNFCTL_ERR_FILENOTFOUND  no tracefs, and none can be mounted (a kernel
+ *                           without it; as Solaris without /dev/tnfctl).
+ *  TNFCTL_ERR_ACCES         no privilege: the caller is not root and
+ *                           cannot read tracefs.
+ *  TNFCTL_ERR_ALLOCFAIL     out of memory.
+ *  TNFCTL_ERR_INTERNAL      anything else.
  */
 tnfctl_errcode_t tnfctl_kernel_open(tnfctl_handle_t **retval);
+
+/*
+ * tnfctl_buffer_dealloc - free a kernel handle's buffer
+ * (tnfctl_buffer_alloc(3TNF)).
+ * @hndl: a kernel handle.
+ * Everything the ring buffer holds is written to the trace file, the BPF
+ * object and its ring buffer are unloaded, and the file is synced and
+ * closed; it stays on disk for tnfdump(1).  Probe states and the filter
+ * list are kept; tnfctl_buffer_alloc() may then create a new buffer.
+ * Errors:
+ *  TNFCTL_ERR_BADARG      @hndl is NULL or not a kernel handle.
+ *  TNFCTL_ERR_NOBUF       the handle has no buffer.
+ *  TNFCTL_ERR_BADDEALLOC  tracing is on.
+ */
 tnfctl_errcode_t tnfctl_buffer_dealloc(tnfctl_handle_t *hndl);
+
+/*
+ * tnfctl_trace_state_set - the kernel's master tracing switch
+ * (tnfctl_trace_state_set(3TNF)).
+ * @hndl: a kernel handle.
+ * @on:   B_TRUE: the BPF program is attached to the tracepoint of every
+ *        enabled, traced probe, and events are recorded; B_FALSE: every
+ *        program is detached, and what the ring buffer holds is in the
+ *        file when the call returns.  Setting the current state again
+ *        changes nothing.
+ * Errors:
+ *  TNFCTL_ERR_BADARG   @hndl is NULL or not a kernel handle.
+ *  TNFCTL_ERR_NOBUF    @on is B_TRUE and the handle has no buffer.
+ *  TNFCTL_ERR_ACCES, TNFCTL_ERR_FILENOTFOUND, TNFCTL_ERR_ALLOCFAIL,
+ *  TNFCTL_ERR_INTERNAL a tracepoint could not be attached (not permitted;
+ *                      the tracepoint is gone; no memory; other): tracing
+ *                      is left off.
+ */
 tnfctl_errcode_t tnfctl_trace_state_set(tnfctl_handle_t *hndl, boolean_t on);
+
+/*
+ * tnfctl_filter_state_set - the process filter (tnfctl_trace_state_set(3TNF)).
+ * @hndl: a kernel handle.
+ * @on:   B_TRUE: only events of the processes in the filter list are
+ *        recorded (none while the list is empty); B_FALSE: events of every
+ *        process.  Takes effect at once; the list is kept while the filter
+ *        is off.  filter_state (tnfctl_trace_attrs_get) reports it.
+ * Errors: TNFCTL_ERR_BADARG (@hndl is NULL or not a kernel handle).
+ */
 tnfctl_errcode_t tnfctl_filter_state_set(tnfctl_handle_t *hndl, boolean_t on);
+
+/*
+ * tnfctl_filter_list_get - the filter list (tnfctl_trace_state_set(3TNF)).
+ * @hndl:     a kernel handle.
+ * @pid_list: receives a malloc'd array of the pids in the list, in no
+ *            particular order; the caller owns it and frees it with
+ *            free(3).  NULL when the list is empty.
+ * @count:    receives the number of pids (0 when the list is empty).
+ * Errors: TNFCTL_ERR_BADARG (@hndl NULL or not a kernel handle, NULL
+ * @pid_list or @count), TNFCTL_ERR_ALLOCFAIL (*pid_list NULL, *count 0).
+ */
 tnfctl_errcode_t tnfctl_filter_list_get(tnfctl_handle_t *hndl, pid_t **pid_list, int *count);
+
+/*
+ * tnfctl_filter_list_add - add a process to the filter list
+ * (tnfctl_trace_state_set(3TNF)).
+ * @hndl: a kernel handle.
+ * @pid:  a process id (all the process's threads; its children are not
+ *        added), or 0 for the activity of no process (kernel threads and
+ *        the idle task).  A pid already in the list is not added twice.
+ *        A listed process that exits leaves the list (it is held by a
+ *        pidfd, so a new process given the same pid does not pass).
+ * Errors:
+ *  TNFCTL_ERR_BADARG     @hndl is NULL or not a kernel handle, or @pid < 0.
+ *  TNFCTL_ERR_NOPROCESS  no process @pid (or it has exited: a zombie).
+ *  TNFCTL_ERR_ALLOCFAIL  out of memory, or the list holds 65536 pids.
+ *  TNFCTL_ERR_INTERNAL   the BPF program's copy of the list could not be
+ *                        updated.
+ */
 tnfctl_errcode_t tnfctl_filter_list_add(tnfctl_handle_t *hndl, pid_t pid);
+
+/*
+ * tnfctl_filter_list_delete - remove a process from the filter list
+ * (tnfctl_trace_state_set(3TNF)).
+ * @hndl: a kernel handle.
+ * @pid:  a pid in the list.
+ * Errors:
+ *  TNFCTL_ERR_BADARG     @hndl is NULL or not a kernel handle, @pid < 0,
+ *                        or @pid is not in the list and the process exists.
+ *  TNFCTL_ERR_NOPROCESS  the process has exited (it left the list when it
+ *                        did, as on Solaris).
+ *  TNFCTL_ERR_INTERNAL   the BPF program's copy could not be updated.
+ */
 tnfctl_errcode_t tnfctl_filter_list_delete(tnfctl_handle_t *hndl, pid_t pid);
 
 /*

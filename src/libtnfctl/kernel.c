@@ -20,23 +20,10 @@
 
 #define KT_MIN_SIZE (128u * 1024) /* as Solaris' kernel buffer */
 
-struct tnf_kernel {
-	const char *tracefs;
-	struct kt_probe *probes;
-	struct tnfctl_probe_handle **ph; /* by id - 1 */
-	unsigned long n;
-	struct kt_state *ks; /* the loaded BPF object, while there is a buffer */
-	char *file;
-	uint64_t size;
-	bool tracing, filter;
-	pid_t *pids;
-	int npids;
-};
-
 /* The writer's state is per process (ktrace_file.c): one kernel handle at a time. */
 static int kernel_open_count;
 
-static tnfctl_errcode_t err_of(int e)
+tnfctl_errcode_t tnf_kernel_err(int e)
 {
 	if (e < 0)
 		e = -e;
@@ -55,15 +42,17 @@ static tnfctl_errcode_t err_of(int e)
 	}
 }
 
-static void refresh_attrs(struct tnfctl_handle *h)
+void tnf_kernel_refresh_attrs(struct tnfctl_handle *h)
 {
 	struct tnf_kernel *k = h->kern;
 
 	h->attrs.targ_pid = 0;
-	h->attrs.trace_file_name = k->file;
+	h->attrs.trace_file_name = k->ks ? k->file : NULL;
 	h->attrs.trace_buf_size = k->ks ? k->size : 0;
 	h->attrs.trace_min_size = KT_MIN_SIZE;
-	h->attrs.trace_buf_state = k->ks ? TNFCTL_BUF_OK : TNFCTL_BUF_NONE;
+	h->attrs.trace_buf_state = !k->ks	  ? TNFCTL_BUF_NONE
+				   : ktf_broken() ? TNFCTL_BUF_BROKEN
+						  : TNFCTL_BUF_OK;
 	h->attrs.trace_state = k->tracing ? B_TRUE : B_FALSE;
 	h->attrs.filter_state = k->filter ? B_TRUE : B_FALSE;
 }
@@ -75,7 +64,7 @@ static void free_kernel(struct tnf_kernel *k)
 	kt_probes_free(k->probes, k->n);
 	free(k->ph);
 	free(k->file);
-	free(k->pids);
+	tnf_kfilter_free(k);
 	free(k);
 }
 
@@ -106,7 +95,7 @@ TNF_API tnfctl_errcode_t tnfctl_kernel_open(tnfctl_handle_t **retval)
 	}
 	e = kt_probes_list(k->tracefs, &k->probes, &k->n);
 	if (e) {
-		err = err_of(e);
+		err = tnf_kernel_err(e);
 		goto fail;
 	}
 	k->ph = calloc(k->n ? k->n : 1, sizeof(*k->ph));
@@ -145,7 +134,7 @@ TNF_API tnfctl_errcode_t tnfctl_kernel_open(tnfctl_handle_t **retval)
 		k->ph[i] = p;
 	}
 	h->pr.ready = true;
-	refresh_attrs(h);
+	tnf_kernel_refresh_attrs(h);
 	*retval = h;
 	return TNFCTL_ERR_NONE;
 fail_probes:
@@ -161,7 +150,7 @@ fail:
 	return err;
 }
 
-static bool is_kernel(struct tnfctl_handle *h)
+bool tnf_is_kernel(struct tnfctl_handle *h)
 {
 	return h && h->pr.mode == TNF_MODE_KERNEL && h->kern;
 }
@@ -170,7 +159,7 @@ static bool is_kernel(struct tnfctl_handle *h)
 static tnfctl_errcode_t sync_probe(struct tnf_kernel *k, struct kt_probe *p)
 {
 	if (k->ks && k->tracing && p->enabled && p->traced)
-		return err_of(kt_attach(k->ks, p));
+		return tnf_kernel_err(kt_attach(k->ks, p));
 	if (k->ks)
 		kt_detach(k->ks, p);
 	return TNFCTL_ERR_NONE;
@@ -182,19 +171,25 @@ tnfctl_errcode_t tnf_kernel_probe_set(struct tnfctl_handle *h, struct tnfctl_pro
 	struct tnf_kernel *k;
 	struct kt_probe *kp;
 	tnfctl_errcode_t err;
+	bool old;
 
-	if (!is_kernel(h) || !p || p->owner != h)
+	if (!tnf_is_kernel(h) || !p || p->owner != h)
 		return TNFCTL_ERR_BADARG;
 	if (!p->valid)
 		return TNFCTL_ERR_INVALIDPROBE;
 	pthread_mutex_lock(&h->lock);
 	k = h->kern;
 	kp = &k->probes[p->id - 1];
+	old = what == TNF_KP_ENABLE ? kp->enabled : kp->traced;
 	if (what == TNF_KP_ENABLE)
 		kp->enabled = on;
 	else
 		kp->traced = on;
 	err = sync_probe(k, kp);
+	if (err && what == TNF_KP_ENABLE) /* not attached: the state stays as it was */
+		kp->enabled = old;
+	else if (err)
+		kp->traced = old;
 	pthread_mutex_unlock(&h->lock);
 	return err;
 }
@@ -231,11 +226,13 @@ static tnfctl_errcode_t default_file(char *path, size_t len)
 {
 	const char *tmp = getenv("TMPDIR");
 
+	char name[PATH_MAX];
+
 	if (!tmp || !*tmp)
 		tmp = "/tmp";
-	if (snprintf(path, len, "%s/ktrace-%d", tmp, (int)getpid()) >= (int)len)
+	if (snprintf(name, sizeof(name), "%s/ktrace-%d", tmp, (int)getpid()) >= (int)sizeof(name))
 		return TNFCTL_ERR_BADARG;
-	return TNFCTL_ERR_NONE;
+	return tnf_abs_path(name, path, len);
 }
 
 /*
@@ -253,19 +250,6 @@ static uint64_t rb_size_for(uint64_t size)
 	return r;
 }
 
-static tnfctl_errcode_t load_filter(struct tnf_kernel *k)
-{
-	int i, e;
-
-	for (i = 0; i < k->npids; i++) {
-		e = kt_filter_update(k->ks, (uint32_t)k->pids[i], true);
-		if (e)
-			return err_of(e);
-	}
-	kt_set_filter(k->ks, k->filter);
-	return TNFCTL_ERR_NONE;
-}
-
 tnfctl_errcode_t tnf_kernel_buffer_alloc(struct tnfctl_handle *h, const char *name, uint_t size)
 {
 	char path[PATH_MAX];
@@ -274,7 +258,7 @@ tnfctl_errcode_t tnf_kernel_buffer_alloc(struct tnfctl_handle *h, const char *na
 	unsigned long i;
 	int fd = -1, e;
 
-	if (!is_kernel(h))
+	if (!tnf_is_kernel(h))
 		return TNFCTL_ERR_BADARG;
 	pthread_mutex_lock(&h->lock);
 	k = h->kern;
@@ -301,20 +285,20 @@ tnfctl_errcode_t tnf_kernel_buffer_alloc(struct tnfctl_handle *h, const char *na
 	close(fd);
 	if (e) {
 		unlink(path);
-		err = err_of(e);
+		err = tnf_kernel_err(e);
 		goto out;
 	}
 	for (i = 0; i < k->n; i++)
 		ktf_probe_reset(&k->probes[i]);
 	e = kt_load(&k->ks, rb_size_for(size), k->probes, k->n);
-	if (!e && (err = load_filter(k)) == TNFCTL_ERR_NONE)
+	if (!e && (err = tnf_kfilter_load(k)) == TNFCTL_ERR_NONE)
 		e = kt_start_consumer(k->ks);
 	if (e || err) {
 		kt_unload(k->ks);
 		k->ks = NULL;
 		ktf_close();
 		unlink(path);
-		err = err ? err : err_of(e);
+		err = err ? err : tnf_kernel_err(e);
 		goto out;
 	}
 	free(k->file);
@@ -322,7 +306,7 @@ tnfctl_errcode_t tnf_kernel_buffer_alloc(struct tnfctl_handle *h, const char *na
 	k->size = size;
 	err = TNFCTL_ERR_NONE;
 out:
-	refresh_attrs(h);
+	tnf_kernel_refresh_attrs(h);
 	pthread_mutex_unlock(&h->lock);
 	return err;
 }
@@ -339,7 +323,7 @@ TNF_API tnfctl_errcode_t tnfctl_buffer_dealloc(tnfctl_handle_t *h)
 {
 	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
 
-	if (!is_kernel(h))
+	if (!tnf_is_kernel(h))
 		return TNFCTL_ERR_BADARG;
 	pthread_mutex_lock(&h->lock);
 	if (!h->kern->ks)
@@ -348,7 +332,7 @@ TNF_API tnfctl_errcode_t tnfctl_buffer_dealloc(tnfctl_handle_t *h)
 		err = TNFCTL_ERR_BADDEALLOC;
 	else
 		dealloc_locked(h->kern);
-	refresh_attrs(h);
+	tnf_kernel_refresh_attrs(h);
 	pthread_mutex_unlock(&h->lock);
 	return err;
 }
@@ -373,7 +357,7 @@ TNF_API tnfctl_errcode_t tnfctl_trace_state_set(tnfctl_handle_t *h, boolean_t on
 	struct tnf_kernel *k;
 	unsigned long i;
 
-	if (!is_kernel(h))
+	if (!tnf_is_kernel(h))
 		return TNFCTL_ERR_BADARG;
 	pthread_mutex_lock(&h->lock);
 	k = h->kern;
@@ -390,116 +374,7 @@ TNF_API tnfctl_errcode_t tnfctl_trace_state_set(tnfctl_handle_t *h, boolean_t on
 		if (err)
 			tracing_off_locked(k);
 	}
-	refresh_attrs(h);
-	pthread_mutex_unlock(&h->lock);
-	return err;
-}
-
-TNF_API tnfctl_errcode_t tnfctl_filter_state_set(tnfctl_handle_t *h, boolean_t on)
-{
-	if (!is_kernel(h))
-		return TNFCTL_ERR_BADARG;
-	pthread_mutex_lock(&h->lock);
-	h->kern->filter = on;
-	if (h->kern->ks)
-		kt_set_filter(h->kern->ks, on);
-	refresh_attrs(h);
-	pthread_mutex_unlock(&h->lock);
-	return TNFCTL_ERR_NONE;
-}
-
-TNF_API tnfctl_errcode_t tnfctl_filter_list_get(tnfctl_handle_t *h, pid_t **list, int *n)
-{
-	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
-	struct tnf_kernel *k;
-
-	if (!is_kernel(h) || !list || !n)
-		return TNFCTL_ERR_BADARG;
-	pthread_mutex_lock(&h->lock);
-	k = h->kern;
-	*list = NULL;
-	*n = 0;
-	if (k->npids) {
-		*list = malloc((size_t)k->npids * sizeof(pid_t));
-		if (*list) {
-			memcpy(*list, k->pids, (size_t)k->npids * sizeof(pid_t));
-			*n = k->npids;
-		} else {
-			err = TNFCTL_ERR_ALLOCFAIL;
-		}
-	}
-	pthread_mutex_unlock(&h->lock);
-	return err;
-}
-
-static int find_pid(const struct tnf_kernel *k, pid_t pid)
-{
-	int i;
-
-	for (i = 0; i < k->npids; i++)
-		if (k->pids[i] == pid)
-			return i;
-	return -1;
-}
-
-static bool process_exists(pid_t pid)
-{
-	return pid == 0 || !kill(pid, 0) || errno != ESRCH;
-}
-
-TNF_API tnfctl_errcode_t tnfctl_filter_list_add(tnfctl_handle_t *h, pid_t pid)
-{
-	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
-	struct tnf_kernel *k;
-	pid_t *v;
-
-	if (!is_kernel(h) || pid < 0)
-		return TNFCTL_ERR_BADARG;
-	if (!process_exists(pid))
-		return TNFCTL_ERR_NOPROCESS;
-	pthread_mutex_lock(&h->lock);
-	k = h->kern;
-	if (find_pid(k, pid) >= 0)
-		goto out;
-	v = realloc(k->pids, (size_t)(k->npids + 1) * sizeof(*v));
-	if (!v) {
-		err = TNFCTL_ERR_ALLOCFAIL;
-		goto out;
-	}
-	k->pids = v;
-	if (k->ks)
-		err = err_of(kt_filter_update(k->ks, (uint32_t)pid, true));
-	if (!err)
-		k->pids[k->npids++] = pid;
-out:
-	pthread_mutex_unlock(&h->lock);
-	return err;
-}
-
-TNF_API tnfctl_errcode_t tnfctl_filter_list_delete(tnfctl_handle_t *h, pid_t pid)
-{
-	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
-	struct tnf_kernel *k;
-	int i;
-
-	if (!is_kernel(h))
-		return TNFCTL_ERR_BADARG;
-	pthread_mutex_lock(&h->lock);
-	k = h->kern;
-	i = find_pid(k, pid);
-	if (i < 0) {
-		/* Solaris dropped an exited process from the list: ESRCH */
-		err = process_exists(pid) ? TNFCTL_ERR_BADARG : TNFCTL_ERR_NOPROCESS;
-		goto out;
-	}
-	if (k->ks)
-		err = err_of(kt_filter_update(k->ks, (uint32_t)pid, false));
-	if (!err) {
-		k->pids[i] = k->pids[--k->npids];
-		if (!process_exists(pid))
-			err = TNFCTL_ERR_NOPROCESS;
-	}
-out:
+	tnf_kernel_refresh_attrs(h);
 	pthread_mutex_unlock(&h->lock);
 	return err;
 }

@@ -168,7 +168,9 @@ static void parse_field(struct kt_probe *p, char *line, char **names, unsigned i
 			return;
 		kind = TNF_K_STRING;
 	} else if (strchr(decl, '*')) {
-		if (!strcmp(p->subsys, "syscalls") && is_char_type(decl) && size == 8)
+		/* one level: a string (execve's argv, char **, is a pointer) */
+		if (!strcmp(p->subsys, "syscalls") && is_char_type(decl) && size == 8 &&
+		    strchr(decl, '*') == strrchr(decl, '*'))
 			str = KT_STR_USER_PTR;
 		else if (size == sizeof(void *))
 			kind = TNF_K_OPAQUE;

@@ -9,7 +9,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <tnf/probe.h>
+#include <tnf/tnfctl.h>
 #include "ktrace_events.h"
 
 #define KT_MAX_ARGS 14 /* a TNF probe type holds 16 slots: tag, time_delta, these */
@@ -40,6 +42,38 @@ struct kt_probe {
 	const struct tnf_type_desc *slots[KT_MAX_ARGS + 3];
 };
 
+struct kt_state;
+struct tnfctl_handle;
+
+/* A pid of the process filter; the pidfd tells when that process is gone. */
+struct kt_pid {
+	pid_t pid;
+	int pidfd; /* -1 for pid 0 (no process) */
+};
+
+/* A kernel handle's state (tnfctl_handle.kern). */
+struct tnf_kernel {
+	const char *tracefs;
+	struct kt_probe *probes;
+	struct tnfctl_probe_handle **ph; /* by id - 1 */
+	unsigned long n;
+	struct kt_state *ks; /* the loaded BPF object, while there is a buffer */
+	char *file;
+	uint64_t size;
+	bool tracing, filter;
+	struct kt_pid *pids;
+	int npids;
+};
+
+/* kernel.c */
+bool tnf_is_kernel(struct tnfctl_handle *h);
+tnfctl_errcode_t tnf_kernel_err(int e); /* -errno to an error code */
+void tnf_kernel_refresh_attrs(struct tnfctl_handle *h);
+
+/* kfilter.c: the process filter's list and its BPF map */
+tnfctl_errcode_t tnf_kfilter_load(struct tnf_kernel *k);
+void tnf_kfilter_free(struct tnf_kernel *k);
+
 /* kprobes.c */
 int kt_probes_list(const char *tracefs, struct kt_probe **out, unsigned long *n);
 int kt_probe_parse(const char *tracefs, struct kt_probe *p, unsigned long id);
@@ -66,5 +100,6 @@ void ktf_event(struct kt_probe *p, const struct kt_hdr *h, const uint8_t *fixed,
 	       size_t strs_len);
 void ktf_lost(uint64_t n);
 void ktf_probe_reset(struct kt_probe *p);
+bool ktf_broken(void);
 
 #endif

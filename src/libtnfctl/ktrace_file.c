@@ -73,6 +73,13 @@ int ktf_open(int fd, uint64_t size)
 	return 0;
 }
 
+/* The writer gave up on the file (a type record it could not write). */
+bool ktf_broken(void)
+{
+	return tnf_buf.base &&
+	       __atomic_load_n(&tnf_runtime.state, __ATOMIC_ACQUIRE) == TNF_STATE_BROKEN;
+}
+
 void ktf_close(void)
 {
 	unsigned int i;
