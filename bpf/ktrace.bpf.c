@@ -3,8 +3,9 @@
  * Kernel mode: one generic program, attached to each enabled and traced
  * tracepoint, copies the tracepoint's record (and its string fields) into
  * the ring buffer.  The per-tracepoint layout comes from the tracefs format
- * file, in kt_events, keyed by the probe id the link carries as its cookie.  The pid filter admits
- * tgids in kt_pids; key 0 stands for activity of no process (kernel threads, the idle task).
+ * file, in kt_events, keyed by the serial the link carries as its cookie.
+ * The pid filter admits tgids in kt_pids; key 0 stands for activity of no
+ * process (kernel threads, the idle task).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -15,6 +16,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define PF_KTHREAD 0x00200000
 
+const volatile __u64 wake_bytes = 1 << 16; /* wake the consumer when this much is unread */
 volatile __u32 tracing_on;
 volatile __u32 filter_on;
 
@@ -26,7 +28,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
-	__type(key, __u32);
+	__type(key, __u64);
 	__type(value, struct kt_event_cfg);
 } kt_events SEC(".maps");
 
@@ -71,26 +73,34 @@ static __always_inline int admitted(__u32 tgid)
 	return bpf_map_lookup_elem(&kt_pids, &key) != NULL;
 }
 
+/* Not 0: that would drop the event for perf's own users of the tracepoint. */
+#define KT_PASS 1
+
 SEC("tracepoint")
 int kt_event(void *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), *lost;
 	struct kt_event_cfg *cfg;
 	struct kt_scratch *s;
-	__u32 zero = 0, key, i;
+	__u32 zero = 0, i;
+	__u64 key;
 	__u64 pos; /* 64 bits: a spilled 32-bit scalar loses its bounds */
+	__u64 before, flags;
 
 	if (!tracing_on)
-		return 0;
-	/* the record's common fields hold a pt_regs pointer here: the cookie says which tracepoint
+		return KT_PASS;
+	/*
+	 * The record's common fields hold a pt_regs pointer here: the cookie
+	 * (the link's serial) says which tracepoint.  A link being released
+	 * has no entry any more and does nothing.
 	 */
-	key = (__u32)bpf_get_attach_cookie(ctx);
+	key = bpf_get_attach_cookie(ctx);
 	cfg = bpf_map_lookup_elem(&kt_events, &key);
 	if (!cfg || !admitted(id >> 32))
-		return 0;
+		return KT_PASS;
 	s = bpf_map_lookup_elem(&kt_buf, &zero);
 	if (!s)
-		return 0;
+		return KT_PASS;
 	s->h.ts = bpf_ktime_get_ns();
 	s->h.probe = cfg->probe;
 	s->h.cpu = bpf_get_smp_processor_id();
@@ -101,7 +111,7 @@ int kt_event(void *ctx)
 	if (pos > KT_MAX_FIXED)
 		pos = KT_MAX_FIXED;
 	if (pos && bpf_probe_read_kernel(s->data, pos, ctx))
-		return 0;
+		return KT_PASS;
 	s->h.fixed_size = pos;
 	for (i = 0; i < KT_MAX_STRS; i++) {
 		__u32 off, word = 0;
@@ -145,11 +155,15 @@ int kt_event(void *ctx)
 	}
 	pos += sizeof(struct kt_hdr);
 	if (pos > sizeof(*s))
-		return 0;
-	if (bpf_ringbuf_output(&kt_rb, s, pos, 0)) {
+		return KT_PASS;
+	/* no wake-up per record: the consumer polls, and is woken at a quarter full */
+	before = bpf_ringbuf_query(&kt_rb, BPF_RB_AVAIL_DATA);
+	flags = before < wake_bytes && before + pos + 8 >= wake_bytes ? BPF_RB_FORCE_WAKEUP
+								      : BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_output(&kt_rb, s, pos, flags)) {
 		lost = bpf_map_lookup_elem(&kt_lost, &zero);
 		if (lost)
 			*lost += 1;
 	}
-	return 0;
+	return KT_PASS;
 }

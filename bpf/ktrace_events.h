@@ -22,7 +22,7 @@ enum kt_str_kind {
 	KT_STR_REL_LOC = 3,  /* __rel_loc char[]: offset from after the field */
 };
 
-/* Per tracepoint, keyed by its probe id (the link's BPF cookie). */
+/* Per attached tracepoint, keyed by its link's serial (the link's BPF cookie). */
 struct kt_event_cfg {
 	__u32 probe;	  /* the probe's id in the handle */
 	__u16 fixed_size; /* bytes of the record to copy (<= KT_MAX_FIXED) */

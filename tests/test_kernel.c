@@ -6,6 +6,7 @@
  * buffer states and error codes, a forced ring-buffer overflow, and a
  * kernel trace merged with a user trace of the same period.
  */
+#include <linux/perf_event.h>
 #include "testlib.h"
 #include "probelib.h"
 #include "tnf.h"
@@ -170,8 +171,9 @@ static void kids_start(struct kids *k, int n, const char *tag)
 	int i, fds[2];
 
 	for (i = 0; i < n; i++) {
-		snprintf(k->path[i], sizeof(k->path[i]), "%s/kt-%s-%d-%d", tmpdir, tag, getpid(),
-			 i);
+		/* long names: each takes a good part of a 512-byte block of the file */
+		snprintf(k->path[i], sizeof(k->path[i]), "%s/kt-%s-%d-%d-%0200d", tmpdir, tag,
+			 getpid(), i, 0);
 		assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
 		k->pid[i] = fork();
 		assert_true(k->pid[i] >= 0);
@@ -447,6 +449,107 @@ static void test_kernel_execve_args(void **state)
 	kclose(h);
 }
 
+/* Long strings, many to a block: every one whole, nothing counted lost. */
+static void test_kernel_long_strings(void **state)
+{
+	char path[PATH_MAX], name[PATH_MAX];
+	struct ktrace t;
+	tnfctl_handle_t *h;
+	int fds[2], st, i, whole = 0, cut = 0;
+	pid_t kid;
+	char c;
+
+	(void)state;
+	h = kopen();
+	trace_path(path, sizeof(path), "klong");
+	snprintf(name, sizeof(name), "%s/%0200d", tmpdir, 7);
+	ktrace_probe(h, "sys_enter_openat");
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	kid = fork();
+	if (!kid) {
+		if (read(fds[0], &c, 1) != 1)
+			_exit(2);
+		for (i = 0; i < 2000; i++)
+			syscall(SYS_openat, AT_FDCWD, name, O_RDONLY | O_CLOEXEC);
+		_exit(0);
+	}
+	close(fds[0]);
+	tl_track_pid(kid);
+	tl_assert_err(tnfctl_filter_list_add(h, kid), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_filter_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_buffer_alloc(h, path, 4 << 20), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+	assert_int_equal(write(fds[1], "g", 1), 1);
+	close(fds[1]);
+	assert_int_equal(tl_waitpid_timeout(kid, &st, 0, tl.timeout_ms), kid);
+	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
+	read_trace(path, &t);
+	for (i = 0; i < t.n; i++)
+		if (t.v[i].pid == (uint32_t)kid && !strcmp(t.v[i].probe, "sys_enter_openat") &&
+		    !strcmp(t.v[i].filename, name))
+			whole++;
+		else if (t.v[i].pid == (uint32_t)kid)
+			cut++;
+	free(t.v);
+	if (whole != 2000 || cut || t.drops.total)
+		fail_msg("%d whole, %d cut or other, %u counted lost; want 2000, 0, 0", whole, cut,
+			 t.drops.total);
+	kclose(h);
+}
+
+/* perf's own users of a tracepoint we trace still see every event. */
+static void test_kernel_perf_coexists(void **state)
+{
+	struct perf_event_attr pa;
+	char path[PATH_MAX], idf[PATH_MAX], buf[32];
+	tnfctl_handle_t *h;
+	int fds[2], st, i, pfd;
+	uint64_t count = 0;
+	pid_t kid;
+	char c;
+
+	(void)state;
+	h = kopen();
+	trace_path(path, sizeof(path), "kperf");
+	ktrace_probe(h, "sys_enter_getppid");
+	snprintf(idf, sizeof(idf), "/sys/kernel/tracing/events/syscalls/sys_enter_getppid/id");
+	if (tl_read_file(idf, buf, sizeof(buf)) <= 0) {
+		snprintf(idf, sizeof(idf),
+			 "/sys/kernel/debug/tracing/events/syscalls/sys_enter_getppid/id");
+		assert_true(tl_read_file(idf, buf, sizeof(buf)) > 0);
+	}
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	kid = fork();
+	if (!kid) {
+		if (read(fds[0], &c, 1) != 1)
+			_exit(2);
+		for (i = 0; i < 100; i++)
+			syscall(SYS_getppid);
+		_exit(0);
+	}
+	close(fds[0]);
+	tl_track_pid(kid);
+	/* a counting perf event on the same tracepoint, for the child */
+	memset(&pa, 0, sizeof(pa));
+	pa.type = PERF_TYPE_TRACEPOINT;
+	pa.size = sizeof(pa);
+	pa.config = strtoull(buf, NULL, 10);
+	pfd = (int)syscall(SYS_perf_event_open, &pa, kid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	assert_true(pfd >= 0);
+	tl_assert_err(tnfctl_buffer_alloc(h, path, 1 << 20), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+	assert_int_equal(write(fds[1], "g", 1), 1);
+	close(fds[1]);
+	assert_int_equal(tl_waitpid_timeout(kid, &st, 0, tl.timeout_ms), kid);
+	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
+	assert_int_equal(read(pfd, &count, sizeof(count)), sizeof(count));
+	close(pfd);
+	if (count != 100)
+		fail_msg("perf counted %llu of the child's 100 getppid calls",
+			 (unsigned long long)count);
+	kclose(h);
+}
+
 /* Each function's states and error codes, as Solaris gave them. */
 static void test_kernel_states_and_errors(void **state)
 {
@@ -666,6 +769,8 @@ int main(void)
 		TL_TEST(test_kernel_trace_workload),
 		TL_TEST(test_kernel_filter),
 		TL_TEST(test_kernel_execve_args),
+		TL_TEST(test_kernel_long_strings),
+		TL_TEST(test_kernel_perf_coexists),
 		TL_TEST(test_kernel_states_and_errors),
 		TL_TEST(test_kernel_overflow_counted),
 		TL_TEST(test_kernel_user_merged),

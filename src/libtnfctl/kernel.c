@@ -339,15 +339,13 @@ TNF_API tnfctl_errcode_t tnfctl_buffer_dealloc(tnfctl_handle_t *h)
 
 static void tracing_off_locked(struct tnf_kernel *k)
 {
-	unsigned long i;
-
 	k->tracing = false;
 	if (!k->ks)
 		return;
 	kt_set_tracing(k->ks, false);
-	for (i = 0; i < k->n; i++)
-		kt_detach(k->ks, &k->probes[i]);
-	/* the links are gone: what the kernel wrote is all in the ring buffer */
+	kt_detach_all(k->ks);
+	/* no program runs any more: what the kernel wrote is all in the ring buffer */
+	kt_quiesce();
 	kt_drain(k->ks);
 }
 

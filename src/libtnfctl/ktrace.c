@@ -9,13 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <linux/membarrier.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "kfeatures.h"
 #include "ktrace.h"
 #include "ktrace.skel.h"
+
+#define KT_POLL_MS 50 /* longest a record waits in the ring buffer */
 
 struct kt_state {
 	struct ktrace_bpf *skel;
@@ -27,6 +32,7 @@ struct kt_state {
 	bool running;
 	int stop_fd;
 	uint64_t lost_written;
+	uint64_t serial; /* of the last link attached */
 };
 
 static int on_record(void *ctx, void *data, size_t len)
@@ -94,8 +100,12 @@ static void *consumer(void *arg)
 	ev[0].data.u32 = 1;
 	epoll_ctl(ep, EPOLL_CTL_ADD, ks->stop_fd, &ev[0]);
 	while (!stop) {
-		/* a timeout: lost counts reach the file even when nothing arrives */
-		n = epoll_wait(ep, ev, 2, 1000);
+		/*
+		 * The program wakes us only when a quarter of the ring is unread:
+		 * the timeout bounds how long a record waits (and brings the lost
+		 * counts to the file when nothing arrives).
+		 */
+		n = epoll_wait(ep, ev, 2, KT_POLL_MS);
 		for (i = 0; i < n; i++)
 			if (ev[i].data.u32 == 1)
 				stop = true;
@@ -123,6 +133,7 @@ int kt_load(struct kt_state **out, uint64_t rb_size, struct kt_probe *probes, un
 		err = -errno;
 		goto fail;
 	}
+	ks->skel->rodata->wake_bytes = rb_size / 4;
 	err = bpf_map__set_max_entries(ks->skel->maps.kt_rb, (uint32_t)rb_size);
 	if (!err)
 		err = ktrace_bpf__load(ks->skel);
@@ -175,13 +186,12 @@ void kt_drain(struct kt_state *ks)
 
 void kt_unload(struct kt_state *ks)
 {
-	unsigned long i;
 	uint64_t one = 1;
 
 	if (!ks)
 		return;
-	for (i = 0; i < ks->n; i++)
-		kt_detach(ks, &ks->probes[i]);
+	kt_detach_all(ks);
+	kt_quiesce();
 	if (ks->running) {
 		if (write(ks->stop_fd, &one, sizeof(one)) != sizeof(one))
 			(void)0; /* an eventfd write of 1 does not fail */
@@ -199,9 +209,10 @@ void kt_unload(struct kt_state *ks)
 
 int kt_attach(struct kt_state *ks, struct kt_probe *p)
 {
-	LIBBPF_OPTS(bpf_tracepoint_opts, o, .bpf_cookie = p->cfg.probe);
-	uint32_t key = p->cfg.probe;
+	uint64_t key = ks->serial + 1;
+	LIBBPF_OPTS(bpf_tracepoint_opts, o, .bpf_cookie = key);
 	struct bpf_link *l;
+	int err;
 
 	if (p->link)
 		return 0;
@@ -209,24 +220,123 @@ int kt_attach(struct kt_state *ks, struct kt_probe *p)
 		return -errno;
 	l = bpf_program__attach_tracepoint_opts(ks->skel->progs.kt_event, p->subsys, p->event, &o);
 	if (!l) {
-		int err = -errno;
-
+		err = -errno;
 		bpf_map_delete_elem(bpf_map__fd(ks->skel->maps.kt_events), &key);
 		return err;
 	}
+	ks->serial = key;
 	p->link = l;
+	p->serial = key;
 	return 0;
+}
+
+#define KT_RELEASE_THREADS 64
+
+struct kt_release {
+	struct bpf_link **links;
+	size_t n, next;
+	pthread_mutex_t lock;
+};
+
+static void *release_thread(void *arg)
+{
+	struct kt_release *r = arg;
+	size_t i;
+
+	for (;;) {
+		pthread_mutex_lock(&r->lock);
+		i = r->next++;
+		pthread_mutex_unlock(&r->lock);
+		if (i >= r->n)
+			return NULL;
+		bpf_link__destroy(r->links[i]);
+	}
+}
+
+/*
+ * Releases @n links.  The kernel waits out an RCU tasks-trace grace period
+ * (about 0.1 s) for each perf link it releases, one after the other: a
+ * detached process (link_release.c) takes the last references where it can,
+ * else threads release them together so that the grace periods overlap.
+ * Their kt_events entries are gone already: they write nothing meanwhile.
+ */
+static void release_links(struct bpf_link **links, size_t n)
+{
+	struct kt_release r = {.links = links, .n = n, .lock = PTHREAD_MUTEX_INITIALIZER};
+	pthread_t th[KT_RELEASE_THREADS];
+	int *fds = calloc(n ? n : 1, sizeof(*fds)), go = -1;
+	size_t i, k;
+
+	for (i = 0; fds && i < n; i++)
+		fds[i] = bpf_link__fd(links[i]);
+	if (fds)
+		go = tnf_links_hand_off(fds, n);
+	free(fds);
+	if (go >= 0) {
+		for (i = 0; i < n; i++)
+			bpf_link__destroy(links[i]); /* not the last reference */
+		close(go);
+		return;
+	}
+	for (k = 0; k < KT_RELEASE_THREADS && k + 1 < n; k++)
+		if (pthread_create(&th[k], NULL, release_thread, &r))
+			break;
+	release_thread(&r);
+	for (i = 0; i < k; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&r.lock);
+}
+
+/* The program stops writing for @p's link at once. */
+static void forget(struct kt_state *ks, struct kt_probe *p)
+{
+	uint64_t key = p->serial;
+
+	bpf_map_delete_elem(bpf_map__fd(ks->skel->maps.kt_events), &key);
+	p->link = NULL;
+	p->serial = 0;
 }
 
 void kt_detach(struct kt_state *ks, struct kt_probe *p)
 {
-	uint32_t key = p->cfg.probe;
+	struct bpf_link *l = p->link;
 
-	if (!p->link)
+	if (!l)
 		return;
-	bpf_link__destroy(p->link);
-	p->link = NULL;
-	bpf_map_delete_elem(bpf_map__fd(ks->skel->maps.kt_events), &key);
+	forget(ks, p);
+	release_links(&l, 1);
+}
+
+void kt_detach_all(struct kt_state *ks)
+{
+	struct bpf_link **v = calloc(ks->n ? ks->n : 1, sizeof(*v));
+	unsigned long i;
+	size_t n = 0;
+
+	for (i = 0; i < ks->n; i++) {
+		struct bpf_link *l = ks->probes[i].link;
+
+		if (!l)
+			continue;
+		forget(ks, &ks->probes[i]);
+		if (v)
+			v[n++] = l;
+		else
+			release_links(&l, 1); /* no memory: one at a time */
+	}
+	if (n)
+		release_links(v, n);
+	free(v);
+}
+
+/*
+ * Waits until no program started before the call is still running: they
+ * run under rcu_read_lock(), and MEMBARRIER_CMD_GLOBAL waits for an RCU
+ * grace period.  Without it (nohz_full), a record may follow the drain.
+ */
+void kt_quiesce(void)
+{
+	syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
 }
 
 void kt_set_tracing(struct kt_state *ks, bool on)

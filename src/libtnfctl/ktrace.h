@@ -37,6 +37,7 @@ struct kt_probe {
 	struct kt_field fields[KT_MAX_ARGS];
 	struct kt_event_cfg cfg; /* what the BPF program needs */
 	struct bpf_link *link;	 /* attached while enabled, traced and tracing is on */
+	uint64_t serial;	 /* the link's cookie and kt_events key */
 	/* the TNF probe type (libtnfprobe's control block shape) */
 	tnf_probe_control_t cb;
 	const struct tnf_type_desc *slots[KT_MAX_ARGS + 3];
@@ -86,6 +87,8 @@ int kt_load(struct kt_state **ks, uint64_t rb_size, struct kt_probe *probes, uns
 void kt_unload(struct kt_state *ks);
 int kt_attach(struct kt_state *ks, struct kt_probe *p);
 void kt_detach(struct kt_state *ks, struct kt_probe *p);
+void kt_detach_all(struct kt_state *ks);
+void kt_quiesce(void);
 void kt_set_tracing(struct kt_state *ks, bool on);
 void kt_set_filter(struct kt_state *ks, bool on);
 int kt_filter_update(struct kt_state *ks, uint32_t pid, bool add);

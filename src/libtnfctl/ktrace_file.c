@@ -229,9 +229,16 @@ void ktf_event(struct kt_probe *p, const struct kt_hdr *h, const uint8_t *fixed,
 	sched = !t->sched || t->tid != (pid_t)h->tid || (int64_t)h->ts < t->time_base ||
 		(int64_t)h->ts - t->time_base > (int64_t)UINT32_MAX;
 	need = size + (sched ? TNF_KSCHED_SIZE : 0);
-	for (i = 0; i < p->nfields; i++)
-		if (p->fields[i].kind == TNF_K_STRING)
-			need += 16 + (p->fields[i].char_array ? p->fields[i].size : 48);
+	for (i = 0; i < p->nfields; i++) {
+		const struct kt_field *f = &p->fields[i];
+		const char *s;
+
+		if (f->kind != TNF_K_STRING)
+			continue;
+		s = f->char_array ? NULL : nth_str(strs, strs_len, f->str);
+		/* a tnf_string record: tag, size, the bytes and a NUL, 8-aligned */
+		need += tnf_round8(9 + (f->char_array ? f->size : s ? (uint32_t)strlen(s) : 0));
+	}
 	if (need > TNF_BLOCK_SIZE - TNF_BLOCK_HDR)
 		need = TNF_BLOCK_SIZE - TNF_BLOCK_HDR;
 	room = t->blk ? t->blk + TNF_BLOCK_SIZE - t->pos : 0;
