@@ -2,13 +2,15 @@
 /*
  * The probe-control commands (enable, disable, trace, untrace, connect,
  * clear): recorded in the history, then applied at once to every matching
- * probe of every controlled process.  Also `list tracefile` and the
- * kernel-only commands, which need -k.
+ * probe of every controlled process (or of the kernel, prex -k).  Also
+ * `list tracefile` and the refusal of the kernel-only commands in user mode.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "prex.h"
+
+const struct kernel_ops *kernel_ops;
 
 struct apply_args {
 	enum cmd_kind kind;
@@ -51,6 +53,14 @@ void cmd_probe(enum cmd_kind kind, const char *fcn, const char *setname, struct 
 	} else {
 		exprlist_get(l);
 	}
+	/* kernel probes have no functions (the original's help: "user only") */
+	if (kernel_ops && (kind == CMD_CONNECT || kind == CMD_CLEAR)) {
+		semantic_error("\"%s\" is not available in kernel mode: kernel probes have no "
+			       "functions",
+			       kind == CMD_CONNECT ? "connect" : "clear");
+		exprlist_put(l);
+		return;
+	}
 	if (kind == CMD_CONNECT && !fcn_entry(fcn)) {
 		semantic_error("no function named \"&%s\"", fcn);
 		exprlist_put(l);
@@ -78,12 +88,16 @@ void cmd_list_tracefile(void)
 {
 	int n = targets_count();
 
+	if (kernel_ops) {
+		kernel_ops->list_tracefile();
+		return;
+	}
 	targets_foreach(print_tracefile, &n);
 }
 
 void cmd_kernel_only(const char *what)
 {
-	semantic_error("\"%s\" controls kernel tracing; it needs prex -k, which is not "
-		       "available on Linux",
+	/* the original's words, as a semantic error like the others here */
+	semantic_error("\"%s\" is only available in kernel mode (prex invoked with the -k flag)",
 		       what);
 }

@@ -14,17 +14,22 @@ struct help {
 
 static const struct help commands[] = {
 	{"buffer", "buffer [alloc [size] | dealloc]\n"
-		   "\tKernel mode only: show, allocate or free the kernel trace buffer.\n"
-		   "\tKernel mode (prex -k) is not available on Linux.\n"},
+		   "\tKernel mode only (prex -k): show, allocate or free the kernel\n"
+		   "\ttrace buffer.  Its trace file is the -o file, else\n"
+		   "\t$TMPDIR/ktrace-<prex's pid>.  The size (e.g. 2m) defaults to -s,\n"
+		   "\telse 384k; below the minimum (128k) it is raised to it.  dealloc\n"
+		   "\tneeds ktrace off, and leaves the file complete.\n"},
 	{"clear", "clear $set | selectors\n"
 		  "\tDisconnect every function connected to the selected probes.\n"},
 	{"connect", "connect &function $set | selectors\n"
 		    "\tMake the selected probes call the function each time they fire,\n"
 		    "\tbefore the event is recorded.  Does not enable them.  &debug\n"
-		    "\t(tnf_probe_debug) prints each firing on the target's stderr.\n"},
+		    "\t(tnf_probe_debug) prints each firing on the target's stderr.\n"
+		    "\tNot in kernel mode: kernel probes have no functions.\n"},
 	{"continue", "continue\n"
 		     "\tResume the target.  Press ^C (SIGINT) to stop it again and get\n"
-		     "\tthe prompt back.  prex ends when the target exits.\n"},
+		     "\tthe prompt back.  prex ends when the target exits.  Ignored in\n"
+		     "\tkernel mode: the kernel never stops.\n"},
 	{"create", "create $set selectors\n"
 		   "\tDefine (or redefine) the set $set as the selector list.\n"
 		   "create &function symbol\n"
@@ -37,7 +42,9 @@ static const struct help commands[] = {
 	{"help", "help [command | topic]\n"
 		 "\tWithout argument: the list of commands and topics.\n"},
 	{"ktrace", "ktrace [on | off]\n"
-		   "\tKernel mode only: show or switch kernel tracing.\n"},
+		   "\tKernel mode only: show or switch kernel tracing, the master\n"
+		   "\tswitch: enabled and traced kernel probes record events only while\n"
+		   "\tit is on.  Turning it on needs a buffer.\n"},
 	{"list", "list probes $set | selectors\n"
 		 "list specs probes $set | selectors\n"
 		 "\tOne line per selected probe with attr=value for the attributes\n"
@@ -48,12 +55,16 @@ static const struct help commands[] = {
 		 "\tThe sets, the function aliases, the probe-control commands so\n"
 		 "\tfar (replayed on probes of objects loaded later), the trace file.\n"},
 	{"pfilter", "pfilter [on | off | add pids | delete pids]\n"
-		    "\tKernel mode only: the process filter.\n"},
+		    "\tKernel mode only: show the process filter, switch it on or off,\n"
+		    "\tor add or delete pids (p1,p2,...).  While it is on, only events\n"
+		    "\tof the listed processes are recorded; pid 0 stands for kernel\n"
+		    "\tthreads and the idle task.\n"},
 	{"quit", "quit [kill | resume | suspend]\n"
 		 "\tLeave prex.  Plain quit kills a target prex started and resumes\n"
 		 "\tone it attached to; kill, resume and suspend choose.  suspend\n"
 		 "\tleaves it stopped, for another controller to attach to.  With\n"
-		 "\tprex -f the action applies to every process prex follows.\n"},
+		 "\tprex -f the action applies to every process prex follows.  In\n"
+		 "\tkernel mode any quit turns tracing off and completes the file.\n"},
 	{"source", "source 'file' | file\n"
 		   "\tRead commands from the file, then come back.  Files can nest.\n"},
 	{"trace", "trace $set | selectors\n"
@@ -70,7 +81,8 @@ static const struct help topics[] = {
 		  "default) and stops it before any of its code has run, so every probe\n"
 		  "can be set up first.  Then it reads commands: from $HOME/.prexrc, from\n"
 		  "./.prexrc, then from its input.  `continue` lets the target run; ^C\n"
-		  "stops it again.  Read the trace file with tnfdump(1).\n"
+		  "stops it again.  Read the trace file with tnfdump(1).  prex -k controls\n"
+		  "the kernel's probes instead (help kernel_mode).\n"
 		  "A newline ends a command; a backslash at the end of a line continues\n"
 		  "it; # starts a comment.\n"},
 	{"functions", "A function alias &name stands for a symbol of the target: create it with\n"
@@ -78,9 +90,24 @@ static const struct help topics[] = {
 		      "all functions of probes with `clear`.  &debug (tnf_probe_debug) is\n"
 		      "predefined.  In probe lists a connected function shows as &alias when\n"
 		      "it has one.  `list fcns` shows the aliases.\n"},
-	{"kernel_mode", "On Solaris, prex -k controlled the kernel's probes (commands buffer,\n"
-			"ktrace, pfilter).  Kernel mode is not available on Linux: prex -k\n"
-			"says so and exits with status 1, and those commands are refused.\n"},
+	{"kernel_mode",
+	 "prex -k controls the kernel's probes: on Linux, the kernel's tracepoints\n"
+	 "(one probe each, named after the event, keys its subsystem, slots its\n"
+	 "fields: list probes name=sched_process_fork, enable keys=sched).  It needs\n"
+	 "the privileges of BPF tracing (root, or CAP_BPF and CAP_PERFMON).\n"
+	 "The kernel never stops: there is no target, continue is ignored, and\n"
+	 "connect and clear are refused (kernel probes have no functions).\n"
+	 "Events go to a buffer that \"buffer alloc [size]\" makes (384k, or -s) and\n"
+	 "that is written to a trace file as they come: the -o file, else\n"
+	 "$TMPDIR/ktrace-<prex's pid>; read it with tnfdump(1).  An enabled and\n"
+	 "traced probe records events only while the master switch is on:\n"
+	 "\"ktrace on\" and \"ktrace off\".  \"pfilter\" limits the events to\n"
+	 "those of a set of processes (pid 0: kernel threads and the idle task);\n"
+	 "prex warns after each command while the filter is on with no pid.\n"
+	 "quit (or the end of a script) turns tracing off, writes what is left\n"
+	 "and closes the file.\n"
+	 "  buffer alloc 2m      enable name=/^sched_process/   trace $all\n"
+	 "  pfilter add 1234     pfilter on     ktrace on   ...   ktrace off\n"},
 	{"probe_spec", "A selector is attr=value or just value (meaning keys=value).  Each side\n"
 		       "is a word, a 'quoted string' (exact match), or a /regular expression/\n"
 		       "(ed-style, POSIX basic: \\( \\) group, \\{m,n\\} repeats, \\1 refers\n"

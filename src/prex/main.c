@@ -5,16 +5,19 @@
  *
  *	prex [-f] [-o file] [-l "libs"] [-s KB] cmd [args...]
  *	prex [-f] [-o file] [-s KB] -p pid
- *	prex -k                         (kernel mode: not available on Linux)
+ *	prex [-o file] [-s KB] -k       (kernel mode: the kernel's tracepoints)
  *
  * Start-up: open the target (stopped before any of its code ran, or
  * attached), create its trace file, define &debug and $all, register the
  * history replay as the create callback, then read $HOME/.prexrc,
  * ./.prexrc and the input until `continue`; run until ^C, the target's end
- * or exec; repeat.  Exit status (the table in README.md): 0; 2 for a usage
+ * or exec; repeat.  Kernel mode (kernel.c) opens the kernel instead and
+ * reads commands until quit; the kernel buffer and its file are made by
+ * `buffer alloc`.  Exit status (the table in README.md): 0; 2 for a usage
  * error; 127 when cmd is not found (or the loader cannot start it), 126 when
  * it cannot be run; 1 for a target that cannot be attached, missing
- * privilege, a trace file that cannot be made, or a close that failed.
+ * privilege, a trace file that cannot be made, a kernel that cannot be
+ * opened, or a close that failed.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -72,13 +75,13 @@ static void usage(const char *msg)
 	fprintf(out,
 		"usage: %s [options] <cmd> [cmd-args...]\n"
 		"usage: %s [options] -p <pid>\n"
-		"usage: %s -s <kbytes-size> -k\n"
+		"usage: %s [-o <outfilename>] [-s <kbytes-size>] -k\n"
 		"options:\n"
 		"\t-o <outfilename>   set trace output file name (--output)\n"
-		"\t-s <kbytes-size>   set trace file size (--size; default 4096)\n"
+		"\t-s <kbytes-size>   set trace file size (--size; default 4096, 384 with -k)\n"
 		"\t-l <sharedobjs>    shared objects to be preloaded (cmd only) (--preload)\n"
 		"\t-f                 follow forked children and exec'd images (--follow)\n"
-		"\t-k                 kernel mode: not available on Linux\n",
+		"\t-k                 kernel mode: control the kernel's tracepoints (--kernel)\n",
 		g_opt.argv0, g_opt.argv0, g_opt.argv0);
 	exit(msg ? 1 : 0); /* the original's status for a usage error */
 }
@@ -141,16 +144,19 @@ static void parse_args(int argc, char **argv)
 	if (optind < argc)
 		g_opt.cmd = &argv[optind];
 	if (kernel) {
-		if (g_opt.outname)
-			usage("can't specify a file name in kernel mode");
+		/* -o is allowed: it names the kernel trace file (the original refused it) */
 		if (g_opt.cmd)
 			usage("can't specify a command in kernel mode");
 		if (g_opt.pid)
 			usage("can't specify a pid in kernel mode");
 		if (g_opt.preload)
 			usage("can't use the preload option in kernel mode");
-		fprintf(stderr, "%s: kernel mode (-k) is not available on Linux\n", g_opt.argv0);
-		exit(1);
+		if (g_opt.follow)
+			usage("can't follow processes in kernel mode");
+		g_opt.kernel = true;
+		if (!g_opt.size_given)
+			g_opt.size = PREX_KERNEL_SIZE;
+		return;
 	}
 	if (!g_opt.cmd && !g_opt.pid)
 		usage("need to specify cmd or pid");
@@ -314,6 +320,34 @@ static void print_stopped(pid_t root)
 	printf("Type \"continue\" to resume the target, \"help\" for help ...\n");
 }
 
+/*
+ * prex -k: the kernel never stops, so commands are read until quit (or the
+ * end of a script); `continue` is ignored.
+ */
+static int kernel_main(void)
+{
+	struct exprlist *all;
+
+	kernel_open();
+	/* ^C drops the line being typed; SIGTERM and SIGHUP close as quit does */
+	targets_install_signals();
+	/* no &debug: kernel probes have no functions */
+	all = exprlist_new();
+	exprlist_add(all, spec_new("keys", false), spec_new(".*", true));
+	set_define("all", all);
+	source_init();
+	printf("Type \"help\" for help ...\n");
+	for (;;) {
+		char *text;
+		int line;
+
+		if (!source_read(&text, &line))
+			prex_quit(TNFCTL_TARG_DEFAULT);
+		parse_line(text, line);
+		free(text);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	tnfctl_errcode_t err;
@@ -325,6 +359,8 @@ int main(int argc, char **argv)
 	parse_args(argc, argv);
 	/* lines reach a pipe in order with the stderr messages */
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (g_opt.kernel)
+		return kernel_main();
 
 	h = open_target(&pid);
 	targets_install_signals();

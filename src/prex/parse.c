@@ -237,27 +237,82 @@ static void parse_list(struct parser *p)
 	exprlist_put(specs);
 }
 
-/* The kernel-only commands are parsed (so typos still get syntax errors), then refused. */
+/* pid[,pid]...: malloc'ed in *@v, their number; -1 after a syntax error */
+static int parse_pids(struct parser *p, unsigned long **v)
+{
+	int n = 0;
+
+	*v = NULL;
+	do {
+		unsigned long *nv;
+
+		if (peek(p)->type != T_INT) {
+			fail(p);
+			return -1;
+		}
+		nv = realloc(*v, (n + 1) * sizeof(*nv));
+		if (!nv) {
+			perror("prex");
+			exit(1);
+		}
+		*v = nv;
+		nv[n++] = next(p)->ival;
+	} while (accept(p, T_COMMA));
+	return n;
+}
+
+/*
+ * The kernel-only commands: run in kernel mode; in user mode refused once
+ * parsed, so that typos still get syntax errors.  @what is the word after
+ * the command (T_EOL: none; T_INT: buffer alloc with a size).
+ */
 static void parse_kernel(struct parser *p, enum tok cmd)
 {
-	if (cmd == K_BUFFER) {
-		if (accept(p, K_ALLOC))
-			accept(p, T_INT);
-		else
-			accept(p, K_DEALLOC);
-	} else if (cmd == K_KTRACE) {
-		if (!accept(p, K_ON))
-			accept(p, K_OFF);
-	} else if (accept(p, K_ADD) || accept(p, K_DELETE)) {
-		do {
-			if (!accept(p, T_INT))
-				return fail(p);
-		} while (accept(p, T_COMMA));
-	} else if (!accept(p, K_ON)) {
-		accept(p, K_OFF);
+	const struct kernel_ops *k = kernel_ops;
+	enum tok what = peek(p)->type;
+	unsigned long size = 0, *pids = NULL;
+	int n = 0;
+
+	if ((cmd == K_BUFFER && (what == K_ALLOC || what == K_DEALLOC)) ||
+	    (cmd != K_BUFFER && (what == K_ON || what == K_OFF))) {
+		next(p);
+	} else if (cmd == K_PFILTER && (what == K_ADD || what == K_DELETE)) {
+		next(p);
+		n = parse_pids(p, &pids);
+	} else {
+		what = T_EOL;
 	}
-	if (expect_eol(p))
+	if (what == K_ALLOC && peek(p)->type == T_INT) {
+		size = next(p)->ival;
+		what = T_INT;
+	}
+	if (n < 0 || !expect_eol(p))
+		goto out;
+	if (!k) {
 		cmd_kernel_only(lex_words[cmd - K_ADD]);
+	} else if (cmd == K_BUFFER) {
+		if (what == K_ALLOC || what == T_INT)
+			k->buffer_alloc(size, what == T_INT);
+		else if (what == K_DEALLOC)
+			k->buffer_dealloc();
+		else
+			k->buffer_show();
+	} else if (cmd == K_KTRACE) {
+		if (what == T_EOL)
+			k->ktrace_show();
+		else
+			k->ktrace_set(what == K_ON);
+	} else if (what == K_ADD) {
+		k->pfilter_add(pids, n);
+	} else if (what == K_DELETE) {
+		k->pfilter_delete(pids, n);
+	} else if (what == T_EOL) {
+		k->pfilter_show();
+	} else {
+		k->pfilter_set(what == K_ON);
+	}
+out:
+	free(pids);
 }
 
 static void statement(struct parser *p)
@@ -311,7 +366,8 @@ static void statement(struct parser *p)
 			help_on(w->text);
 		return;
 	case K_CONTINUE:
-		if (expect_eol(p))
+		/* the kernel never stops: ignored there, as in the original */
+		if (expect_eol(p) && !kernel_ops)
 			prex_request_continue();
 		return;
 	case K_QUIT:
@@ -344,4 +400,7 @@ void parse_line(const char *text, int first_line)
 	fflush(stdout);
 	if (p.quit)
 		prex_quit(p.quit_op);
+	/* after every statement, an empty or a failed one too, as the original */
+	if (kernel_ops)
+		kernel_ops->after_statement();
 }

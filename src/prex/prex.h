@@ -5,6 +5,7 @@
  * files in src/prex/, each with one job:
  *
  *   main.c     options, start-up, the prompt/run cycle, quit
+ *   kernel.c   prex -k: the kernel handle and the kernel-only commands
  *   target.c   the controlled processes: one thread per handle, the run
  *              loop, SIGINT, following forks and execs (-f), trace files
  *              made on demand (-f), quit
@@ -17,7 +18,8 @@
  *   match.c    specs, selector lists and attribute-string matching
  *   sets.c     named sets ($name) and function aliases (&name)
  *   history.c  the command history and its replay on new probes
- *   cmd.c      probe-control and kernel-only commands, list tracefile
+ *   cmd.c      probe-control commands, list tracefile, the kernel-only
+ *              commands' dispatch
  *   list.c     list probes, values, sets, fcns
  *   help.c     help text
  */
@@ -34,6 +36,7 @@
 #include <tnf/tnfctl.h>
 
 #define PREX_DEFAULT_SIZE (4u * 1024 * 1024) /* trace file bytes, as Solaris */
+#define PREX_KERNEL_SIZE  (384u * 1024)	     /* kernel buffer bytes (-k), as Solaris */
 
 /* ---- main.c ---- */
 struct prex_opts {
@@ -46,6 +49,7 @@ struct prex_opts {
 	char **cmd;	     /* exec mode: the command and its arguments */
 	bool follow;	     /* -f */
 	bool test;	     /* -t: pids on the stopped line, line-buffered */
+	bool kernel;	     /* -k */
 };
 extern struct prex_opts g_opt;
 extern char g_tracefile[PATH_MAX]; /* the first target's trace file */
@@ -218,6 +222,29 @@ extern __thread int history_need_file;
 void cmd_probe(enum cmd_kind kind, const char *fcn, const char *setname, struct exprlist *l);
 void cmd_list_tracefile(void);
 void cmd_kernel_only(const char *what);
+/*
+ * The kernel-only commands (kernel.c).  Called through this table, set by
+ * kernel_open(): NULL in user mode, where they are refused, and in the
+ * fuzz harness, which links the parser without libtnfctl.
+ */
+struct kernel_ops {
+	void (*buffer_show)(void);
+	void (*buffer_alloc)(unsigned long size, bool given);
+	void (*buffer_dealloc)(void);
+	void (*ktrace_show)(void);
+	void (*ktrace_set)(bool on);
+	void (*pfilter_show)(void);
+	void (*pfilter_set)(bool on);
+	void (*pfilter_add)(const unsigned long *pids, int n);
+	void (*pfilter_delete)(const unsigned long *pids, int n);
+	void (*list_tracefile)(void);
+	void (*after_statement)(void); /* the empty-filter warning */
+};
+extern const struct kernel_ops *kernel_ops;
+
+/* ---- kernel.c ---- */
+/* prex -k: opens the kernel (exits on failure), registers it as the one target. */
+void kernel_open(void);
 
 /* ---- list.c ---- */
 void list_probes(struct exprlist *speclist, const char *setname, struct exprlist *sel);
@@ -236,6 +263,7 @@ bool image_lacks_runtime(pid_t pid, bool *is_static);
 struct target;
 typedef void target_fn(tnfctl_handle_t *h, pid_t pid, const char *tracefile, void *cd);
 int target_start(tnfctl_handle_t *h, pid_t pid); /* the first one, parked */
+int target_kernel(tnfctl_handle_t *h);		 /* prex -k: the kernel, no thread */
 int targets_count(void);
 void targets_foreach(target_fn *fn, void *cd); /* live targets, while all are stopped */
 /*

@@ -217,6 +217,26 @@ int target_start(tnfctl_handle_t *h, pid_t pid)
 }
 
 /*
+ * prex -k: the kernel is the one target, with no thread (it never stops
+ * and `continue` is ignored), so the probe commands, list and quit reach it
+ * as they reach a process.
+ */
+int target_kernel(tnfctl_handle_t *h)
+{
+	struct target *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -1;
+	t->h = h;
+	t->state = T_PARKED;
+	pthread_mutex_lock(&lock);
+	t->next = targets;
+	targets = t;
+	pthread_mutex_unlock(&lock);
+	return 0;
+}
+
+/*
  * Gives @t its trace file: g_tracefile for the root's first image, else
  * <g_tracefile>.<pid>, then .<pid>.<n> for the n-th file of that pid.
  * @exec_path names the image just exec'd, for the message.
