@@ -6,6 +6,7 @@
  * buffer states and error codes, a forced ring-buffer overflow, and a
  * kernel trace merged with a user trace of the same period.
  */
+#include <linux/capability.h>
 #include <linux/perf_event.h>
 #include "testlib.h"
 #include "probelib.h"
@@ -550,6 +551,31 @@ static void test_kernel_perf_coexists(void **state)
 	kclose(h);
 }
 
+/* Root without the capabilities BPF tracing needs is refused at the open. */
+static void test_kernel_open_needs_caps(void **state)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+	tnfctl_handle_t *h;
+	int st;
+	pid_t kid;
+
+	(void)state;
+	h = kopen(); /* skips where there is no kernel mode at all */
+	kclose(h);
+	kid = fork();
+	if (!kid) {
+		memset(d, 0, sizeof(d)); /* no effective, permitted or inheritable capability */
+		if (syscall(SYS_capset, &hdr, d))
+			_exit(100);
+		_exit(tnfctl_kernel_open(&h));
+	}
+	tl_track_pid(kid);
+	assert_int_equal(tl_waitpid_timeout(kid, &st, 0, tl.timeout_ms), kid);
+	assert_true(WIFEXITED(st));
+	tl_assert_err((tnfctl_errcode_t)WEXITSTATUS(st), TNFCTL_ERR_ACCES);
+}
+
 /* Each function's states and error codes, as Solaris gave them. */
 static void test_kernel_states_and_errors(void **state)
 {
@@ -772,6 +798,7 @@ int main(void)
 		TL_TEST(test_kernel_long_strings),
 		TL_TEST(test_kernel_perf_coexists),
 		TL_TEST(test_kernel_states_and_errors),
+		TL_TEST(test_kernel_open_needs_caps),
 		TL_TEST(test_kernel_overflow_counted),
 		TL_TEST(test_kernel_user_merged),
 		TL_FINAL_TEST,

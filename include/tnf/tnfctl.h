@@ -655,8 +655,9 @@ tnfctl_errcode_t tnfctl_probe_connect(tnfctl_handle_t *hndl, tnfctl_probe_t *pro
  * library's thread did not keep up) are counted in the file's drop
  * counters, reason "kernel ring buffer full", which tnfdump reports.
  *
- * Privileges: tnfctl_kernel_open() needs tracefs (root); from
- * tnfctl_buffer_alloc() on, BPF (root, or CAP_BPF + CAP_PERFMON).  The
+ * Privileges: tnfctl_kernel_open() needs CAP_SYS_ADMIN, or CAP_BPF with
+ * CAP_PERFMON, in the caller's effective set (what the BPF side needs
+ * later), and a readable tracefs.  The
  * program needs BPF cookies (Linux 5.15): on an older kernel
  * tnfctl_buffer_alloc() fails with TNFCTL_ERR_INTERNAL.
  * One kernel handle per process at a time; handles of different
@@ -677,8 +678,9 @@ tnfctl_errcode_t tnfctl_probe_connect(tnfctl_handle_t *hndl, tnfctl_probe_t *pro
  *  TNFCTL_ERR_BUSY          this process already has a kernel handle.
  *  TNFCTL_ERR_FILENOTFOUND  no tracefs, and none can be mounted (a kernel
  *                           without it; as Solaris without /dev/tnfctl).
- *  TNFCTL_ERR_ACCES         no privilege: the caller is not root and
- *                           cannot read tracefs.
+ *  TNFCTL_ERR_ACCES         no privilege: neither CAP_SYS_ADMIN nor
+ *                           CAP_BPF + CAP_PERFMON is effective (root
+ *                           without them too), or tracefs is not readable.
  *  TNFCTL_ERR_ALLOCFAIL     out of memory.
  *  TNFCTL_ERR_INTERNAL      anything else.
  */

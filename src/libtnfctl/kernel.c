@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 
 #include "internal.h"
 #include "ktrace.h"
@@ -57,6 +59,19 @@ void tnf_kernel_refresh_attrs(struct tnfctl_handle *h)
 	h->attrs.filter_state = k->filter ? B_TRUE : B_FALSE;
 }
 
+/* CAP_BPF with CAP_PERFMON (5.8+), or CAP_SYS_ADMIN, in the effective set. */
+static bool may_trace_kernel(void)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &hdr, d))
+		return false;
+#define HAS(c) ((d[(c) / 32].effective >> ((c) % 32)) & 1)
+	return HAS(21) || (HAS(39) && HAS(38)); /* SYS_ADMIN; BPF and PERFMON */
+#undef HAS
+}
+
 static void free_kernel(struct tnf_kernel *k)
 {
 	if (!k)
@@ -86,6 +101,10 @@ TNF_API tnfctl_errcode_t tnfctl_kernel_open(tnfctl_handle_t **retval)
 	h = calloc(1, sizeof(*h));
 	if (!k || !h) {
 		err = TNFCTL_ERR_ALLOCFAIL;
+		goto fail;
+	}
+	if (!may_trace_kernel()) {
+		err = TNFCTL_ERR_ACCES;
 		goto fail;
 	}
 	k->tracefs = kt_tracefs();
