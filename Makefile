@@ -275,7 +275,11 @@ $(B)/bench/execopen: bench/execopen.c include/tnf/tnfctl.h $(B)/libtnfctl.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -L$(B) -ltnfctl -lpthread -Wl,-rpath,'$$ORIGIN/..'
 
-bench-progs: all $(B)/bench/probes $(B)/bench/execopen $(B)/bench/probe-cost
+$(B)/bench/ktrace: bench/ktrace.c include/tnf/tnfctl.h $(B)/libtnfctl.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -L$(B) -ltnfctl -Wl,-rpath,'$$ORIGIN/..'
+
+bench-progs: all $(B)/bench/probes $(B)/bench/execopen $(B)/bench/probe-cost $(B)/bench/ktrace
 
 bench: bench-progs
 	B=$(B) bench/run-all
