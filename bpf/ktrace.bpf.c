@@ -36,8 +36,8 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, KT_MAX_PIDS);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u32);
-	__type(value, __u8);
+	__type(key, __u32);   /* tgid, 0 for no process */
+	__type(value, __u64); /* its start (a later process with the pid does not pass) */
 } kt_pids SEC(".maps");
 
 struct kt_scratch {
@@ -64,13 +64,17 @@ static __always_inline int admitted(__u32 tgid)
 {
 	struct task_struct *t;
 	__u32 key = tgid;
+	__u64 *start;
 
 	if (!filter_on)
 		return 1;
 	t = (struct task_struct *)bpf_get_current_task();
 	if (!tgid || (BPF_CORE_READ(t, flags) & PF_KTHREAD))
 		key = 0;
-	return bpf_map_lookup_elem(&kt_pids, &key) != NULL;
+	start = bpf_map_lookup_elem(&kt_pids, &key);
+	if (!start)
+		return 0;
+	return !key || *start == BPF_CORE_READ(t, group_leader, start_boottime) / KT_NSEC_PER_TICK;
 }
 
 /* Not 0: that would drop the event for perf's own users of the tracepoint. */

@@ -10,10 +10,12 @@
 #include <linux/types.h>
 #endif
 
-#define KT_MAX_FIXED 512   /* bytes of a tracepoint's fixed record copied */
-#define KT_MAX_STRS  4	   /* string fields copied per event */
-#define KT_STR_MAX   256   /* bytes per string, NUL included */
-#define KT_MAX_PIDS  65536 /* the process filter's list */
+#define KT_MAX_FIXED	 512   /* bytes of a tracepoint's fixed record copied */
+#define KT_MAX_STRS	 4     /* string fields copied per event */
+#define KT_STR_MAX	 256   /* bytes per string, NUL included */
+#define KT_MAX_PIDS	 65536 /* the process filter's list */
+/* kt_pids holds each process's start, as /proc's starttime (USER_HZ is 100) */
+#define KT_NSEC_PER_TICK 10000000ULL
 
 /* How a string field is found in the tracepoint's record. */
 enum kt_str_kind {

@@ -6,6 +6,7 @@
  * buffer states and error codes, a forced ring-buffer overflow, and a
  * kernel trace merged with a user trace of the same period.
  */
+#include <stdbool.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
 #include "testlib.h"
@@ -102,6 +103,7 @@ struct kev {
 	char filename[PATH_MAX];
 	int has_filename;
 	int argv_kind; /* kind of an "argv" slot, 0 if none */
+	int buf_kind;  /* kind of a "buf" slot, 0 if none */
 };
 
 struct ktrace {
@@ -152,6 +154,8 @@ static void read_trace(const char *path, struct ktrace *t)
 		}
 		if (tnf_slot_named(f, rec, "argv", &d) == 0)
 			k->argv_kind = (int)tnf_datum_kind(d);
+		if (tnf_slot_named(f, rec, "buf", &d) == 0)
+			k->buf_kind = (int)tnf_datum_kind(d);
 	}
 	if (err < 0)
 		fail_msg("%s: %s", path, tnf_strerror(err));
@@ -414,13 +418,17 @@ static void test_kernel_execve_args(void **state)
 	h = kopen();
 	trace_path(path, sizeof(path), "kexecve");
 	ktrace_probe(h, "sys_enter_execve");
+	ktrace_probe(h, "sys_enter_write");
 	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
 	kid = fork();
 	if (!kid) {
-		char *argv[] = {prog, NULL};
+		char *argv[] = {prog, NULL}, secret[] = "hunter2";
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
 		if (read(fds[0], &c, 1) != 1)
 			_exit(2);
+		if (write(null, secret, sizeof(secret)) != sizeof(secret))
+			_exit(4);
 		execve(prog, argv, environ);
 		_exit(3);
 	}
@@ -437,6 +445,13 @@ static void test_kernel_execve_args(void **state)
 	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
 	read_trace(path, &t);
 	for (i = 0; i < t.n; i++) {
+		if (t.v[i].pid == (uint32_t)kid && !strcmp(t.v[i].probe, "sys_enter_write")) {
+			/* a data buffer is the process's data: a pointer, not a string */
+			assert_int_not_equal(t.v[i].buf_kind, 0);
+			if (t.v[i].buf_kind == TNF_K_STRING)
+				fail_msg("write's buf recorded as a string");
+			n += 100;
+		}
 		if (strcmp(t.v[i].probe, "sys_enter_execve") || t.v[i].pid != (uint32_t)kid)
 			continue;
 		n++;
@@ -446,7 +461,7 @@ static void test_kernel_execve_args(void **state)
 		assert_int_not_equal(t.v[i].argv_kind, 0);
 	}
 	free(t.v);
-	assert_int_equal(n, 1);
+	assert_int_equal(n, 101); /* one write, one execve */
 	kclose(h);
 }
 
@@ -576,6 +591,196 @@ static void test_kernel_open_needs_caps(void **state)
 	tl_assert_err((tnfctl_errcode_t)WEXITSTATUS(st), TNFCTL_ERR_ACCES);
 }
 
+/* @n getppid calls of a fresh child, filtered to it, traced: how many are in the file. */
+static int getppid_records(tnfctl_handle_t *h, const char *path, int n, bool alloc)
+{
+	int fds[2], st, i, got = 0;
+	struct ktrace t;
+	pid_t kid;
+	char c;
+
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	kid = fork();
+	if (!kid) {
+		if (read(fds[0], &c, 1) != 1)
+			_exit(2);
+		for (i = 0; i < n; i++)
+			syscall(SYS_getppid);
+		_exit(0);
+	}
+	close(fds[0]);
+	tl_track_pid(kid);
+	tl_assert_err(tnfctl_filter_list_add(h, kid), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_filter_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+	if (alloc)
+		tl_assert_err(tnfctl_buffer_alloc(h, path, 4 << 20), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+	assert_int_equal(write(fds[1], "g", 1), 1);
+	close(fds[1]);
+	assert_int_equal(tl_waitpid_timeout(kid, &st, 0, tl.timeout_ms), kid);
+	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
+	read_trace(path, &t);
+	for (i = 0; i < t.n; i++)
+		if (t.v[i].pid == (uint32_t)kid && !strcmp(t.v[i].probe, "sys_enter_getppid"))
+			got++;
+	free(t.v);
+	return got;
+}
+
+/*
+ * A fork of the controller shares the BPF object, ring buffer and file:
+ * its copy of the handle takes no call but close, which changes nothing
+ * of the parent's, and its life does not stop the parent's tracing.
+ */
+static void test_kernel_fork_of_controller(void **state)
+{
+	char path[PATH_MAX];
+	tnfctl_handle_t *h;
+	int hold[2], st;
+	pid_t kid, holder;
+	char c;
+
+	(void)state;
+	h = kopen();
+	trace_path(path, sizeof(path), "kfork");
+	ktrace_probe(h, "sys_enter_getppid");
+	assert_int_equal(getppid_records(h, path, 100, true), 100);
+	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+	/* a child that closes its copy while the parent traces */
+	kid = fork();
+	if (!kid) {
+		tnfctl_trace_attrs_t a;
+
+		if (tnfctl_trace_attrs_get(h, &a) ||
+		    tnfctl_trace_state_set(h, B_FALSE) != TNFCTL_ERR_BADARG)
+			_exit(1);
+		_exit(tnfctl_close(h, TNFCTL_TARG_DEFAULT) ? 2 : 0);
+	}
+	tl_track_pid(kid);
+	assert_int_equal(tl_waitpid_timeout(kid, &st, 0, tl.timeout_ms), kid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
+	/* a child that holds its copy while the parent turns tracing off and on */
+	assert_int_equal(pipe2(hold, O_CLOEXEC), 0);
+	holder = fork();
+	if (!holder) {
+		close(hold[1]);
+		_exit(read(hold[0], &c, 1) == 0 ? 0 : 1);
+	}
+	close(hold[0]);
+	tl_track_pid(holder);
+	assert_int_equal(getppid_records(h, path, 300, false), 300);
+	close(hold[1]);
+	assert_int_equal(tl_waitpid_timeout(holder, &st, 0, tl.timeout_ms), holder);
+	kclose(h);
+}
+
+/* A new process given a listed process's pid does not pass the filter. */
+static void test_kernel_filter_reused_pid(void **state)
+{
+	char path[PATH_MAX], buf[32];
+	struct ktrace t;
+	tnfctl_handle_t *h;
+	int pa[2], pb[2], st, i, tries, fd, n = 0;
+	pid_t a, b = -1;
+	char c;
+
+	(void)state;
+	h = kopen();
+	trace_path(path, sizeof(path), "kreuse");
+	ktrace_probe(h, "sys_enter_getppid");
+	assert_int_equal(pipe2(pa, O_CLOEXEC), 0);
+	a = fork();
+	if (!a)
+		_exit(read(pa[0], &c, 1) == 1 ? 0 : 2);
+	close(pa[0]);
+	tl_track_pid(a);
+	tl_assert_err(tnfctl_filter_list_add(h, a), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_filter_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_buffer_alloc(h, path, 1 << 20), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+	assert_int_equal(write(pa[1], "g", 1), 1);
+	close(pa[1]);
+	assert_int_equal(tl_waitpid_timeout(a, &st, 0, tl.timeout_ms), a);
+	/* a is gone and still in the program's map; give its pid to b */
+	for (tries = 0; tries < 50 && b != a; tries++) {
+		fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
+		if (fd < 0) {
+			print_message("skipped: /proc/sys/kernel/ns_last_pid: %s\n",
+				      strerror(errno));
+			kclose(h);
+			skip();
+		}
+		snprintf(buf, sizeof(buf), "%d", a - 1);
+		assert_true(write(fd, buf, strlen(buf)) > 0);
+		close(fd);
+		assert_int_equal(pipe2(pb, O_CLOEXEC), 0);
+		b = fork();
+		if (!b) {
+			if (read(pb[0], &c, 1) != 1)
+				_exit(2);
+			for (i = 0; i < 1000; i++)
+				syscall(SYS_getppid);
+			_exit(0);
+		}
+		close(pb[0]);
+		tl_track_pid(b);
+		if (b != a) {
+			close(pb[1]);
+			assert_int_equal(tl_waitpid_timeout(b, &st, 0, tl.timeout_ms), b);
+		}
+	}
+	if (b != a) {
+		print_message("skipped: pid %d was not given again in %d tries\n", a, tries);
+		kclose(h);
+		skip();
+	}
+	assert_int_equal(write(pb[1], "g", 1), 1);
+	close(pb[1]);
+	assert_int_equal(tl_waitpid_timeout(b, &st, 0, tl.timeout_ms), b);
+	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
+	read_trace(path, &t);
+	for (i = 0; i < t.n; i++)
+		if (t.v[i].pid == (uint32_t)b)
+			n++;
+	free(t.v);
+	if (n)
+		fail_msg("%d records of pid %d's new process, which was never listed", n, b);
+	kclose(h);
+}
+
+static int tid_out[2], tid_go[2];
+
+static void *tid_thread(void *arg)
+{
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	char c;
+
+	(void)arg;
+	if (write(tid_out[1], &tid, sizeof(tid)) == sizeof(tid))
+		(void)!read(tid_go[0], &c, 1); /* lives until the test lets it go */
+	return NULL;
+}
+
+/* The tid of a live thread of ours (not a process); thread_done() ends it. */
+static pid_t thread_tid(void)
+{
+	pid_t tid = 0;
+
+	assert_int_equal(pipe2(tid_out, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(tid_go, O_CLOEXEC), 0);
+	tl_thread_start(tid_thread, NULL);
+	assert_int_equal(read(tid_out[0], &tid, sizeof(tid)), sizeof(tid));
+	return tid;
+}
+
+static void thread_done(void)
+{
+	close(tid_go[1]);
+	close(tid_out[0]);
+	close(tid_out[1]);
+}
+
 /* Each function's states and error codes, as Solaris gave them. */
 static void test_kernel_states_and_errors(void **state)
 {
@@ -630,6 +835,8 @@ static void test_kernel_states_and_errors(void **state)
 	tl_assert_err(tnfctl_filter_list_add(h, gone), TNFCTL_ERR_NOPROCESS);
 	tl_assert_err(tnfctl_filter_list_add(h, -5), TNFCTL_ERR_BADARG);
 	tl_assert_err(tnfctl_filter_list_delete(h, -1), TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_filter_list_add(h, thread_tid()), TNFCTL_ERR_BADARG);
+	thread_done();
 	tl_assert_err(tnfctl_filter_list_delete(h, gone), TNFCTL_ERR_NOPROCESS);
 	tl_assert_err(tnfctl_filter_list_delete(h, getpid()), TNFCTL_ERR_BADARG);
 	tl_assert_err(tnfctl_filter_list_add(h, getpid()), TNFCTL_ERR_NONE);
@@ -797,6 +1004,8 @@ int main(void)
 		TL_TEST(test_kernel_execve_args),
 		TL_TEST(test_kernel_long_strings),
 		TL_TEST(test_kernel_perf_coexists),
+		TL_TEST(test_kernel_fork_of_controller),
+		TL_TEST(test_kernel_filter_reused_pid),
 		TL_TEST(test_kernel_states_and_errors),
 		TL_TEST(test_kernel_open_needs_caps),
 		TL_TEST(test_kernel_overflow_counted),

@@ -22,13 +22,15 @@
 
 /* Why an event (or part of it) was not written. */
 enum tnf_drop_reason {
-	TNF_DROP_NESTED,     /* probe inside a probe: signal handler, connected function */
-	TNF_DROP_FORMATTING, /* another process was still formatting the file */
-	TNF_DROP_NOBLOCK,    /* no free block found */
-	TNF_DROP_TOOBIG,     /* the event does not fit in a block */
-	TNF_DROP_NOSPACE,    /* no room for a type record (tag space full) */
-	TNF_DROP_TRUNCATED,  /* a string truncated or a string/record argument nulled */
-	TNF_DROP_KERNEL_RB,  /* kernel mode: the BPF ring buffer was full */
+	TNF_DROP_NESTED,	/* probe inside a probe: signal handler, connected function */
+	TNF_DROP_FORMATTING,	/* another process was still formatting the file */
+	TNF_DROP_NOBLOCK,	/* no free block found */
+	TNF_DROP_TOOBIG,	/* the event does not fit in a block */
+	TNF_DROP_NOSPACE,	/* no room for a type record (tag space full) */
+	TNF_DROP_TRUNCATED,	/* a string truncated or a string/record argument nulled */
+	TNF_DROP_KERNEL_RB,	/* kernel mode: the BPF ring buffer was full */
+	TNF_DROP_KERNEL_NESTED, /* kernel mode: the kernel skipped the program (it ran on that CPU)
+				 */
 	TNF_DROP_NREASONS
 };
 

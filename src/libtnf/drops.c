@@ -20,6 +20,7 @@ static const char *const reasons[TNF_DROP_NREASONS] = {
 	[TNF_DROP_NOSPACE] = "no room for a type record",
 	[TNF_DROP_TRUNCATED] = "argument truncated",
 	[TNF_DROP_KERNEL_RB] = "kernel ring buffer full",
+	[TNF_DROP_KERNEL_NESTED] = "kernel event during another (program not run)",
 };
 
 const char *tnf_drop_reason(unsigned i)

@@ -5,6 +5,7 @@
  * tracked-tgid map, and drains the ring buffer.  Runs in the tracer helper.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -222,18 +223,21 @@ static uint64_t timens_boot_ticks(void)
 	return (uint64_t)(sec * 1000000000LL + nsec) / TNF_NSEC_PER_TICK;
 }
 
-/* @tgid's start time as the BPF side computes it, or 0 if it is gone. */
-static uint64_t start_ticks_of(pid_t tgid)
+static uint64_t boot_offset;
+
+static void boot_offset_init(void)
 {
-	static uint64_t offset;
-	static bool have_offset;
+	boot_offset = timens_boot_ticks();
+}
+
+/* @tgid's start time as the BPF side computes it, or 0 if it is gone. */
+uint64_t tnf_start_ticks(pid_t tgid)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	uint64_t ticks = tnf_proc_starttime(tgid);
 
-	if (!have_offset) {
-		offset = timens_boot_ticks();
-		have_offset = true;
-	}
-	return ticks ? ticks - offset : 0;
+	pthread_once(&once, boot_offset_init); /* kernel mode calls this from any thread */
+	return ticks ? ticks - boot_offset : 0;
 }
 
 /*
@@ -248,7 +252,7 @@ int tnf_events_track(pid_t tgid, unsigned int flags, uint64_t r_state_addr)
 	struct tnf_tgid_state st = {.flags = flags, .r_state_addr = r_state_addr};
 	uint32_t key = tgid;
 	int fd = bpf_map__fd(skel->maps.tracked);
-	uint64_t ticks = start_ticks_of(tgid);
+	uint64_t ticks = tnf_start_ticks(tgid);
 
 	if (!ticks)
 		return -ESRCH;
@@ -257,8 +261,8 @@ int tnf_events_track(pid_t tgid, unsigned int flags, uint64_t r_state_addr)
 		st.flags = flags;
 		st.r_state_addr = r_state_addr;
 	} else if (tnf_proc_traced_by(tgid, getpid())) {
-		st = (struct tnf_tgid_state){.flags = flags, .r_state_addr = r_state_addr,
-					     .start_ticks = ticks};
+		st = (struct tnf_tgid_state){
+			.flags = flags, .r_state_addr = r_state_addr, .start_ticks = ticks};
 	} else {
 		return -ESRCH;
 	}

@@ -36,6 +36,8 @@ tnfctl_errcode_t tnf_kernel_err(int e)
 	case EACCES:
 		return TNFCTL_ERR_ACCES;
 	case ENOMEM:
+	case EMFILE: /* out of descriptors: errno says so */
+	case ENFILE:
 		return TNFCTL_ERR_ALLOCFAIL;
 	case ENOENT:
 		return TNFCTL_ERR_FILENOTFOUND;
@@ -126,6 +128,7 @@ TNF_API tnfctl_errcode_t tnfctl_kernel_open(tnfctl_handle_t **retval)
 	h->sock = -1;
 	h->state = TNF_H_STOPPED;
 	h->pr.mode = TNF_MODE_KERNEL;
+	k->owner = getpid();
 	h->kern = k;
 	for (i = 0; i < k->n; i++) {
 		struct tnfctl_probe_handle *p;
@@ -169,18 +172,22 @@ fail:
 	return err;
 }
 
+/*
+ * A kernel handle of this process: a forked child's copy shares the
+ * parent's BPF object, ring buffer and file, and takes no call but close.
+ */
 bool tnf_is_kernel(struct tnfctl_handle *h)
 {
-	return h && h->pr.mode == TNF_MODE_KERNEL && h->kern;
+	return h && h->pr.mode == TNF_MODE_KERNEL && h->kern && h->kern->owner == getpid();
 }
 
-/* Attach or detach @p's program to match its state (@h locked). */
+/* @p's program writes or not, to match its state (@h locked). */
 static tnfctl_errcode_t sync_probe(struct tnf_kernel *k, struct kt_probe *p)
 {
 	if (k->ks && k->tracing && p->enabled && p->traced)
-		return tnf_kernel_err(kt_attach(k->ks, p));
+		return tnf_kernel_err(kt_activate(k->ks, p));
 	if (k->ks)
-		kt_detach(k->ks, p);
+		kt_deactivate(k->ks, p);
 	return TNFCTL_ERR_NONE;
 }
 
@@ -358,12 +365,15 @@ TNF_API tnfctl_errcode_t tnfctl_buffer_dealloc(tnfctl_handle_t *h)
 
 static void tracing_off_locked(struct tnf_kernel *k)
 {
+	unsigned long i;
+
 	k->tracing = false;
 	if (!k->ks)
 		return;
 	kt_set_tracing(k->ks, false);
-	kt_detach_all(k->ks);
-	/* no program runs any more: what the kernel wrote is all in the ring buffer */
+	for (i = 0; i < k->n; i++)
+		kt_deactivate(k->ks, &k->probes[i]);
+	/* no program writes any more: what the kernel wrote is all in the ring buffer */
 	kt_quiesce();
 	kt_drain(k->ks);
 }
@@ -402,6 +412,12 @@ void tnf_kernel_close(struct tnfctl_handle *h)
 	struct tnf_kernel *k = h->kern;
 
 	pthread_mutex_lock(&h->lock);
+	if (k->owner != getpid()) {
+		/* a forked child's copy: let go of the parent's object, change nothing */
+		kt_forget(k->ks);
+		k->ks = NULL;
+		ktf_forget();
+	}
 	tracing_off_locked(k);
 	if (k->ks)
 		dealloc_locked(k);

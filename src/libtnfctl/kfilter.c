@@ -1,34 +1,30 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Kernel mode's process filter (tnfctl_filter_state_set(3TNF) and
- * friends): the list of pids, each held by a pidfd so that a process that
- * exits leaves the list (as the Solaris kernel dropped it) and its pid,
- * reused, is not admitted; and its copy in the BPF program's map.
+ * friends): the list of processes, each known by its pid and its start,
+ * and its copy in the BPF program's map.  The program compares the start
+ * too, so a new process given a listed pid does not pass; a process that
+ * has exited leaves the list (as the Solaris kernel dropped it).
  */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "ktrace.h"
 
-static bool gone(int pidfd)
+static bool alive(const struct kt_pid *p)
 {
-	struct pollfd p = {.fd = pidfd, .events = POLLIN};
-
-	return pidfd >= 0 && poll(&p, 1, 0) == 1;
+	return !p->pid || tnf_start_ticks(p->pid) == p->start;
 }
 
 static void drop(struct tnf_kernel *k, int i)
 {
 	if (k->ks)
-		kt_filter_update(k->ks, (uint32_t)k->pids[i].pid, false);
-	if (k->pids[i].pidfd >= 0)
-		close(k->pids[i].pidfd);
+		kt_filter_update(k->ks, (uint32_t)k->pids[i].pid, 0, false);
 	k->pids[i] = k->pids[--k->npids];
 }
 
@@ -39,7 +35,7 @@ static bool prune(struct tnf_kernel *k, pid_t pid)
 	int i;
 
 	for (i = 0; i < k->npids;)
-		if (gone(k->pids[i].pidfd)) {
+		if (!alive(&k->pids[i])) {
 			was |= k->pids[i].pid == pid;
 			drop(k, i);
 		} else {
@@ -58,6 +54,43 @@ static int find(const struct tnf_kernel *k, pid_t pid)
 	return -1;
 }
 
+/*
+ * @pid's start if it is a live process (not a thread of one, not a
+ * zombie); else 0 with *err set.
+ */
+static uint64_t process_start(pid_t pid, tnfctl_errcode_t *err)
+{
+	char path[64], line[128], state = 0;
+	long tgid = -1;
+	uint64_t start;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f) {
+		*err = errno == ENOENT || errno == ESRCH ? TNFCTL_ERR_NOPROCESS
+							 : tnf_kernel_err(-errno);
+		return 0;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "State: %c", &state) == 1 || sscanf(line, "Tgid: %ld", &tgid) == 1)
+			if (state && tgid >= 0)
+				break;
+	fclose(f);
+	*err = TNFCTL_ERR_NOPROCESS;
+	if (tgid != pid) {
+		if (tgid > 0)
+			*err = TNFCTL_ERR_BADARG; /* a thread: the filter takes processes */
+		return 0;
+	}
+	if (state == 'Z' || state == 'X')
+		return 0;
+	start = tnf_start_ticks(pid);
+	if (start)
+		*err = TNFCTL_ERR_NONE;
+	return start;
+}
+
 /* The list into a freshly loaded program's map. */
 tnfctl_errcode_t tnf_kfilter_load(struct tnf_kernel *k)
 {
@@ -65,7 +98,7 @@ tnfctl_errcode_t tnf_kfilter_load(struct tnf_kernel *k)
 
 	prune(k, 0);
 	for (i = 0; i < k->npids; i++) {
-		e = kt_filter_update(k->ks, (uint32_t)k->pids[i].pid, true);
+		e = kt_filter_update(k->ks, (uint32_t)k->pids[i].pid, k->pids[i].start, true);
 		if (e)
 			return tnf_kernel_err(e);
 	}
@@ -75,10 +108,9 @@ tnfctl_errcode_t tnf_kfilter_load(struct tnf_kernel *k)
 
 void tnf_kfilter_free(struct tnf_kernel *k)
 {
-	while (k->npids)
-		drop(k, k->npids - 1);
 	free(k->pids);
 	k->pids = NULL;
+	k->npids = 0;
 }
 
 TNF_API tnfctl_errcode_t tnfctl_filter_state_set(tnfctl_handle_t *h, boolean_t on)
@@ -126,26 +158,26 @@ TNF_API tnfctl_errcode_t tnfctl_filter_list_add(tnfctl_handle_t *h, pid_t pid)
 	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
 	struct tnf_kernel *k;
 	struct kt_pid *v;
-	int fd = -1;
+	uint64_t start = 0;
+	int i;
 
 	if (!tnf_is_kernel(h) || pid < 0)
 		return TNFCTL_ERR_BADARG;
+	if (pid) {
+		start = process_start(pid, &err);
+		if (err)
+			return err;
+	}
 	pthread_mutex_lock(&h->lock);
 	k = h->kern;
-	prune(k, 0);
-	if (find(k, pid) >= 0)
+	i = find(k, pid);
+	if (i >= 0 && k->pids[i].start == start)
 		goto out;
+	if (i >= 0) /* an earlier process with that pid */
+		drop(k, i);
 	if (k->npids == KT_MAX_PIDS) {
 		err = TNFCTL_ERR_ALLOCFAIL;
 		goto out;
-	}
-	if (pid) {
-		fd = (int)syscall(SYS_pidfd_open, pid, 0);
-		if (fd < 0 || gone(fd)) { /* a zombie has exited too */
-			err = fd < 0 && errno != ESRCH ? tnf_kernel_err(-errno)
-						       : TNFCTL_ERR_NOPROCESS;
-			goto out;
-		}
 	}
 	v = realloc(k->pids, (size_t)(k->npids + 1) * sizeof(*v));
 	if (!v) {
@@ -154,15 +186,12 @@ TNF_API tnfctl_errcode_t tnfctl_filter_list_add(tnfctl_handle_t *h, pid_t pid)
 	}
 	k->pids = v;
 	if (k->ks)
-		err = tnf_kernel_err(kt_filter_update(k->ks, (uint32_t)pid, true));
+		err = tnf_kernel_err(kt_filter_update(k->ks, (uint32_t)pid, start, true));
 	if (!err) {
 		k->pids[k->npids].pid = pid;
-		k->pids[k->npids++].pidfd = fd;
-		fd = -1;
+		k->pids[k->npids++].start = start;
 	}
 out:
-	if (fd >= 0)
-		close(fd);
 	pthread_mutex_unlock(&h->lock);
 	return err;
 }

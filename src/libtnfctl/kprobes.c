@@ -134,6 +134,22 @@ static bool is_char_type(const char *type)
 	return strstr(type, "char") != NULL;
 }
 
+/* A syscall argument that names something (what strace prints as a string). */
+static bool is_name_arg(const char *name)
+{
+	static const char *const exact[] = {"type",	    "special",	     "uargs", "_type",
+					    "_description", "_callout_info", "key"};
+	size_t i;
+
+	if (strstr(name, "name") || strstr(name, "path") || strstr(name, "file") ||
+	    strstr(name, "dir"))
+		return true;
+	for (i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (!strcmp(name, exact[i]))
+			return true;
+	return false;
+}
+
 /* One "field:TYPE NAME;\toffset:O;\tsize:S;\tsigned:G;" line into @p. */
 static void parse_field(struct kt_probe *p, char *line, char **names, unsigned int *fixed)
 {
@@ -168,9 +184,13 @@ static void parse_field(struct kt_probe *p, char *line, char **names, unsigned i
 			return;
 		kind = TNF_K_STRING;
 	} else if (strchr(decl, '*')) {
-		/* one level: a string (execve's argv, char **, is a pointer) */
+		/*
+		 * A name (file, path, fs type...) is read as a string; a data
+		 * buffer (write's buf) is not (it need not end, and is the
+		 * process's data); execve's argv (char **) is a pointer.
+		 */
 		if (!strcmp(p->subsys, "syscalls") && is_char_type(decl) && size == 8 &&
-		    strchr(decl, '*') == strrchr(decl, '*'))
+		    strchr(decl, '*') == strrchr(decl, '*') && is_name_arg(name))
 			str = KT_STR_USER_PTR;
 		else if (size == sizeof(void *))
 			kind = TNF_K_OPAQUE;

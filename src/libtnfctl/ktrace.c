@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Kernel mode's BPF side: the generic tracepoint program (ktrace.bpf.c),
- * one link per enabled, traced tracepoint while tracing is on, and the
- * consumer thread that turns ring-buffer records into the TNF file.
+ * a link per tracepoint once it has been enabled and traced while tracing
+ * was on, and the consumer thread that turns ring-buffer records into the
+ * TNF file.  A link's program writes only while its kt_events entry
+ * exists (the probe enabled, traced, tracing on); the link itself stays
+ * until the buffer goes: the kernel takes ~0.1 s to release each, and
+ * refuses the same program twice on a tracepoint (EEXIST) while an old
+ * link is still being released.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,6 +24,7 @@
 #include "kfeatures.h"
 #include "ktrace.h"
 #include "ktrace.skel.h"
+#include "tnf_drops.h"
 
 #define KT_POLL_MS 50 /* longest a record waits in the ring buffer */
 
@@ -32,7 +38,8 @@ struct kt_state {
 	bool running;
 	int stop_fd;
 	uint64_t lost_written;
-	uint64_t serial; /* of the last link attached */
+	uint64_t missed_written; /* runs the kernel skipped (recursion) */
+	uint64_t serial;	 /* of the last link attached */
 };
 
 static int on_record(void *ctx, void *data, size_t len)
@@ -71,18 +78,41 @@ uint64_t kt_lost_total(struct kt_state *ks)
 	return sum;
 }
 
+/*
+ * Events the program never saw: the kernel does not run it for a
+ * tracepoint hit while it already runs on that CPU (an interrupt during
+ * it), and counts that in the program's recursion_misses.
+ */
+static uint64_t kt_missed_total(struct kt_state *ks)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(ks->skel->progs.kt_event), &info, &len))
+		return 0;
+	return info.recursion_misses;
+}
+
 /* Caller holds ks->lock. */
 static void consume_locked(struct kt_state *ks)
 {
-	uint64_t lost;
+	uint64_t lost, missed;
 
 	ring_buffer__consume(ks->rb);
 	lost = kt_lost_total(ks);
 	if (lost > ks->lost_written) {
-		ktf_lost(lost - ks->lost_written);
+		ktf_lost(lost - ks->lost_written, TNF_DROP_KERNEL_RB);
 		ks->lost_written = lost;
 	}
+	missed = kt_missed_total(ks);
+	if (missed > ks->missed_written) {
+		ktf_lost(missed - ks->missed_written, TNF_DROP_KERNEL_NESTED);
+		ks->missed_written = missed;
+	}
 }
+
+static void detach_all(struct kt_state *ks);
 
 static void *consumer(void *arg)
 {
@@ -190,7 +220,7 @@ void kt_unload(struct kt_state *ks)
 
 	if (!ks)
 		return;
-	kt_detach_all(ks);
+	detach_all(ks);
 	kt_quiesce();
 	if (ks->running) {
 		if (write(ks->stop_fd, &one, sizeof(one)) != sizeof(one))
@@ -207,27 +237,43 @@ void kt_unload(struct kt_state *ks)
 	free(ks);
 }
 
-int kt_attach(struct kt_state *ks, struct kt_probe *p)
+/* @p's program writes from now on: its link made, or its entry put back. */
+int kt_activate(struct kt_state *ks, struct kt_probe *p)
 {
-	uint64_t key = ks->serial + 1;
+	uint64_t key = p->link ? p->serial : ks->serial + 1;
 	LIBBPF_OPTS(bpf_tracepoint_opts, o, .bpf_cookie = key);
+	int fd = bpf_map__fd(ks->skel->maps.kt_events), err;
 	struct bpf_link *l;
-	int err;
 
-	if (p->link)
+	if (p->active)
 		return 0;
-	if (bpf_map_update_elem(bpf_map__fd(ks->skel->maps.kt_events), &key, &p->cfg, BPF_ANY))
+	if (bpf_map_update_elem(fd, &key, &p->cfg, BPF_ANY))
 		return -errno;
-	l = bpf_program__attach_tracepoint_opts(ks->skel->progs.kt_event, p->subsys, p->event, &o);
-	if (!l) {
-		err = -errno;
-		bpf_map_delete_elem(bpf_map__fd(ks->skel->maps.kt_events), &key);
-		return err;
+	if (!p->link) {
+		l = bpf_program__attach_tracepoint_opts(ks->skel->progs.kt_event, p->subsys,
+							p->event, &o);
+		if (!l) {
+			err = -errno;
+			bpf_map_delete_elem(fd, &key);
+			return err;
+		}
+		ks->serial = key;
+		p->link = l;
+		p->serial = key;
 	}
-	ks->serial = key;
-	p->link = l;
-	p->serial = key;
+	p->active = true;
 	return 0;
+}
+
+/* @p's program writes nothing more (the link stays: see the top). */
+void kt_deactivate(struct kt_state *ks, struct kt_probe *p)
+{
+	uint64_t key = p->serial;
+
+	if (!p->active)
+		return;
+	bpf_map_delete_elem(bpf_map__fd(ks->skel->maps.kt_events), &key);
+	p->active = false;
 }
 
 #define KT_RELEASE_THREADS 64
@@ -288,26 +334,8 @@ static void release_links(struct bpf_link **links, size_t n)
 }
 
 /* The program stops writing for @p's link at once. */
-static void forget(struct kt_state *ks, struct kt_probe *p)
-{
-	uint64_t key = p->serial;
-
-	bpf_map_delete_elem(bpf_map__fd(ks->skel->maps.kt_events), &key);
-	p->link = NULL;
-	p->serial = 0;
-}
-
-void kt_detach(struct kt_state *ks, struct kt_probe *p)
-{
-	struct bpf_link *l = p->link;
-
-	if (!l)
-		return;
-	forget(ks, p);
-	release_links(&l, 1);
-}
-
-void kt_detach_all(struct kt_state *ks)
+/* Every link released (the buffer goes); nothing is written for them meanwhile. */
+static void detach_all(struct kt_state *ks)
 {
 	struct bpf_link **v = calloc(ks->n ? ks->n : 1, sizeof(*v));
 	unsigned long i;
@@ -316,9 +344,11 @@ void kt_detach_all(struct kt_state *ks)
 	for (i = 0; i < ks->n; i++) {
 		struct bpf_link *l = ks->probes[i].link;
 
+		kt_deactivate(ks, &ks->probes[i]);
 		if (!l)
 			continue;
-		forget(ks, &ks->probes[i]);
+		ks->probes[i].link = NULL;
+		ks->probes[i].serial = 0;
 		if (v)
 			v[n++] = l;
 		else
@@ -349,12 +379,34 @@ void kt_set_filter(struct kt_state *ks, bool on)
 	__atomic_store_n(&ks->skel->bss->filter_on, on ? 1 : 0, __ATOMIC_RELEASE);
 }
 
-int kt_filter_update(struct kt_state *ks, uint32_t pid, bool add)
+int kt_filter_update(struct kt_state *ks, uint32_t pid, uint64_t start, bool add)
 {
-	uint8_t one = 1;
 	int fd = bpf_map__fd(ks->skel->maps.kt_pids);
 
 	if (add)
-		return bpf_map_update_elem(fd, &pid, &one, BPF_ANY) ? -errno : 0;
+		return bpf_map_update_elem(fd, &pid, &start, BPF_ANY) ? -errno : 0;
 	return bpf_map_delete_elem(fd, &pid) && errno != ENOENT ? -errno : 0;
+}
+
+/*
+ * In a forked child: the descriptors and mappings are the parent's too, so
+ * nothing is detached, drained, woken or written; they are only let go.
+ */
+void kt_forget(struct kt_state *ks)
+{
+	unsigned long i;
+
+	if (!ks)
+		return;
+	for (i = 0; i < ks->n; i++)
+		if (ks->probes[i].link) {
+			bpf_link__disconnect(ks->probes[i].link);
+			bpf_link__destroy(ks->probes[i].link);
+			ks->probes[i].link = NULL;
+		}
+	ring_buffer__free(ks->rb);
+	ktrace_bpf__destroy(ks->skel);
+	if (ks->stop_fd >= 0)
+		close(ks->stop_fd);
+	free(ks);
 }

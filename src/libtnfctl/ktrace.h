@@ -38,6 +38,7 @@ struct kt_probe {
 	struct kt_event_cfg cfg; /* what the BPF program needs */
 	struct bpf_link *link;	 /* attached while enabled, traced and tracing is on */
 	uint64_t serial;	 /* the link's cookie and kt_events key */
+	bool active;		 /* its kt_events entry is there: the program writes */
 	/* the TNF probe type (libtnfprobe's control block shape) */
 	tnf_probe_control_t cb;
 	const struct tnf_type_desc *slots[KT_MAX_ARGS + 3];
@@ -46,10 +47,10 @@ struct kt_probe {
 struct kt_state;
 struct tnfctl_handle;
 
-/* A pid of the process filter; the pidfd tells when that process is gone. */
+/* A process of the filter: its pid and start (0 for pid 0, no process). */
 struct kt_pid {
 	pid_t pid;
-	int pidfd; /* -1 for pid 0 (no process) */
+	uint64_t start;
 };
 
 /* A kernel handle's state (tnfctl_handle.kern). */
@@ -64,6 +65,7 @@ struct tnf_kernel {
 	bool tracing, filter;
 	struct kt_pid *pids;
 	int npids;
+	pid_t owner; /* the process that opened it (a fork's copy is not usable) */
 };
 
 /* kernel.c */
@@ -85,13 +87,13 @@ const char *kt_tracefs(void);
 struct kt_state;
 int kt_load(struct kt_state **ks, uint64_t rb_size, struct kt_probe *probes, unsigned long n);
 void kt_unload(struct kt_state *ks);
-int kt_attach(struct kt_state *ks, struct kt_probe *p);
-void kt_detach(struct kt_state *ks, struct kt_probe *p);
-void kt_detach_all(struct kt_state *ks);
+int kt_activate(struct kt_state *ks, struct kt_probe *p);
+void kt_deactivate(struct kt_state *ks, struct kt_probe *p);
 void kt_quiesce(void);
+void kt_forget(struct kt_state *ks);
 void kt_set_tracing(struct kt_state *ks, bool on);
 void kt_set_filter(struct kt_state *ks, bool on);
-int kt_filter_update(struct kt_state *ks, uint32_t pid, bool add);
+int kt_filter_update(struct kt_state *ks, uint32_t pid, uint64_t start, bool add);
 int kt_start_consumer(struct kt_state *ks);
 void kt_drain(struct kt_state *ks);
 uint64_t kt_lost_total(struct kt_state *ks);
@@ -101,7 +103,8 @@ int ktf_open(int fd, uint64_t size);
 void ktf_close(void);
 void ktf_event(struct kt_probe *p, const struct kt_hdr *h, const uint8_t *fixed, const char *strs,
 	       size_t strs_len);
-void ktf_lost(uint64_t n);
+void ktf_lost(uint64_t n, unsigned int reason);
+void ktf_forget(void);
 void ktf_probe_reset(struct kt_probe *p);
 bool ktf_broken(void);
 

@@ -80,6 +80,19 @@ bool ktf_broken(void)
 	       __atomic_load_n(&tnf_runtime.state, __ATOMIC_ACQUIRE) == TNF_STATE_BROKEN;
 }
 
+/* In a forked child: the mapping is the parent's file, let go untouched. */
+void ktf_forget(void)
+{
+	if (!tnf_buf.base)
+		return;
+	free(cpus);
+	cpus = NULL;
+	ncpus = 0;
+	munmap(tnf_buf.base, tnf_buf.size);
+	memset(&tnf_buf, 0, sizeof(tnf_buf));
+	tnf_runtime.state = TNF_STATE_NOBUFFER;
+}
+
 void ktf_close(void)
 {
 	unsigned int i;
@@ -286,8 +299,8 @@ void ktf_event(struct kt_probe *p, const struct kt_hdr *h, const uint8_t *fixed,
 	tnf_commit_thread(t);
 }
 
-/* Records the kernel could not put in the ring buffer, counted in the file. */
-void ktf_lost(uint64_t n)
+/* Events the kernel side could not record (TNF_DROP_KERNEL_*), counted in the file. */
+void ktf_lost(uint64_t n, unsigned int reason)
 {
 	struct tnf_file_header *fh = tnf_fh();
 
@@ -296,5 +309,5 @@ void ktf_lost(uint64_t n)
 	if (n > UINT32_MAX)
 		n = UINT32_MAX;
 	__atomic_fetch_add(&fh->drops_total, (uint32_t)n, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&fh->drops[TNF_DROP_KERNEL_RB], (uint32_t)n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&fh->drops[reason], (uint32_t)n, __ATOMIC_RELAXED);
 }
