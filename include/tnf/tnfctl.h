@@ -627,8 +627,10 @@ tnfctl_errcode_t tnfctl_probe_connect(tnfctl_handle_t *hndl, tnfctl_probe_t *pro
  *    a 32-bit int);
  *  - pointers, as tnf_opaque (tnfdump prints them in hex);
  *  - char arrays, and __data_loc and __rel_loc char[] strings, as strings;
- *  - in the syscalls subsystem, `const char *' arguments, as strings read
- *    from the calling process's memory at the event.
+ *  - in the syscalls subsystem, `char *' arguments that name something
+ *    (the field's name has name, path, file or dir in it, or is type), as
+ *    strings read from the calling process's memory at the event; a data
+ *    buffer (write's buf) is a pointer: its bytes are the process's data.
  * A string holds at most 255 bytes.  A user string in a page of the
  * process that is not present in memory (not yet touched, or swapped out)
  * is recorded as a NULL string: the BPF program may not fault pages in.
@@ -638,10 +640,14 @@ tnfctl_errcode_t tnfctl_probe_connect(tnfctl_handle_t *hndl, tnfctl_probe_t *pro
  * (structs, other arrays, those beyond these limits) are left out.
  *
  * A fresh probe is disabled and traced, as in a process.  The BPF
- * program is attached to a tracepoint only while its probe is enabled
- * and traced, tracing is on (tnfctl_trace_state_set) and a buffer exists
- * (tnfctl_buffer_alloc), so a disabled or untraced tracepoint costs
- * nothing.  tnfctl_probe_connect() and tnfctl_probe_disconnect_all()
+ * program writes for a tracepoint only while its probe is enabled and
+ * traced, tracing is on (tnfctl_trace_state_set) and a buffer exists
+ * (tnfctl_buffer_alloc).  It is attached the first time all hold and stays
+ * attached until the buffer goes (the kernel releases a link in ~0.1 s):
+ * a tracepoint never enabled and traced while tracing was on costs
+ * nothing, one that was and is off costs a map lookup per hit.  A forked
+ * child's copy of a kernel handle takes no call but tnfctl_close()
+ * (TNFCTL_ERR_BADARG), which changes nothing of the parent's.  tnfctl_probe_connect() and tnfctl_probe_disconnect_all()
  * return TNFCTL_ERR_BADARG (kernel probes have no functions), as does
  * tnfctl_continue(); tnfctl_check_libs() does nothing.
  *
@@ -653,7 +659,12 @@ tnfctl_errcode_t tnfctl_probe_connect(tnfctl_handle_t *hndl, tnfctl_probe_t *pro
  * period prints them on one time line) and the CPU.  The original Solaris
  * tnfdump reads these files.  Records the ring buffer had no room for (the
  * library's thread did not keep up) are counted in the file's drop
- * counters, reason "kernel ring buffer full", which tnfdump reports.
+ * counters, reason "kernel ring buffer full", and events the kernel did
+ * not run the program for (a tracepoint hit on a CPU while the program
+ * runs there, e.g. in an interrupt: the program's recursion_misses) with
+ * reason "kernel event during another"; tnfdump reports both.  A kernel
+ * trace file is read whole once tracing is off: while the library's
+ * thread writes it, a reader can meet a half-written block.
  *
  * Privileges: tnfctl_kernel_open() needs CAP_SYS_ADMIN, or CAP_BPF with
  * CAP_PERFMON, in the caller's effective set (what the BPF side needs
@@ -750,12 +761,15 @@ tnfctl_errcode_t tnfctl_filter_list_get(tnfctl_handle_t *hndl, pid_t **pid_list,
  * @pid:  a process id (all the process's threads; its children are not
  *        added), or 0 for the activity of no process (kernel threads and
  *        the idle task).  A pid already in the list is not added twice.
- *        A listed process that exits leaves the list (it is held by a
- *        pidfd, so a new process given the same pid does not pass).
+ *        A listed process that exits leaves the list; a new process given
+ *        the same pid does not pass (the program checks the process's
+ *        start time too).
  * Errors:
- *  TNFCTL_ERR_BADARG     @hndl is NULL or not a kernel handle, or @pid < 0.
+ *  TNFCTL_ERR_BADARG     @hndl is NULL or not a kernel handle, @pid < 0, or
+ *                        @pid is a thread's id (not a process's).
  *  TNFCTL_ERR_NOPROCESS  no process @pid (or it has exited: a zombie).
- *  TNFCTL_ERR_ALLOCFAIL  out of memory, or the list holds 65536 pids.
+ *  TNFCTL_ERR_ALLOCFAIL  out of memory, or the list holds 65536 pids, or
+ *                        out of descriptors (errno EMFILE).
  *  TNFCTL_ERR_INTERNAL   the BPF program's copy of the list could not be
  *                        updated.
  */
