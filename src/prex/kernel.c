@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fd_limit.h"
 #include "prex.h"
 
 static tnfctl_handle_t *kh;
@@ -276,7 +277,11 @@ static const struct kernel_ops ops = {
 
 void kernel_open(void)
 {
-	tnfctl_errcode_t err = tnfctl_kernel_open(&kh);
+	tnfctl_errcode_t err;
+
+	/* two descriptors per traced tracepoint: enable $all is 2300 of them */
+	tnf_raise_fd_limit();
+	err = tnfctl_kernel_open(&kh);
 
 	if (err == TNFCTL_ERR_ACCES) {
 		prex_msg("trouble attaching to the kernel: %s: kernel tracing needs the "
