@@ -18,6 +18,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u64 wake_bytes = 1 << 16; /* wake the consumer when this much is unread */
 volatile __u32 tracing_on;
+volatile __u32 consumer_tid; /* the library's own thread: its syscalls would feed back */
 volatile __u32 filter_on;
 
 struct {
@@ -91,7 +92,7 @@ int kt_event(void *ctx)
 	__u64 pos; /* 64 bits: a spilled 32-bit scalar loses its bounds */
 	__u64 before, flags;
 
-	if (!tracing_on)
+	if (!tracing_on || (__u32)id == consumer_tid)
 		return KT_PASS;
 	/*
 	 * The record's common fields hold a pt_regs pointer here: the cookie

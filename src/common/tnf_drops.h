@@ -19,6 +19,9 @@
 #define TNF_DROPS_REASON_OFF  64u
 #define TNF_DROPS_MAX_REASONS 8u /* room kept for reasons added later */
 #define TNF_DROPS_END	      (TNF_DROPS_REASON_OFF + 4 * TNF_DROPS_MAX_REASONS)
+/* The writer's block ticket (u64): data blocks handed out so far; past their count the ring
+ * wrapped. */
+#define TNF_TICKET_OFF	      40u
 
 /* Why an event (or part of it) was not written. */
 enum tnf_drop_reason {

@@ -20,12 +20,34 @@ static const char *const reasons[TNF_DROP_NREASONS] = {
 	[TNF_DROP_NOSPACE] = "no room for a type record",
 	[TNF_DROP_TRUNCATED] = "argument truncated",
 	[TNF_DROP_KERNEL_RB] = "kernel ring buffer full",
-	[TNF_DROP_KERNEL_NESTED] = "kernel event during another (program not run)",
+	[TNF_DROP_KERNEL_NESTED] = "kernel event during another, not run",
 };
 
 const char *tnf_drop_reason(unsigned i)
 {
 	return i < TNF_DROP_NREASONS ? reasons[i] : NULL;
+}
+
+int tnf_writer_wrapped(const struct tnf_file *f, uint64_t *blocks)
+{
+	const struct tnf_file_info *fi = tnf_file_info(f);
+	uint32_t magic, w0, w1;
+	uint64_t ticket, ndata;
+
+	*blocks = 0;
+	if (!fi || !tnf_rd32(f, TNF_DROPS_MAGIC_OFF, &magic) || magic != TNF_DROPS_MAGIC ||
+	    !tnf_rd32(f, TNF_TICKET_OFF, &w0) || !tnf_rd32(f, TNF_TICKET_OFF + 4, &w1) ||
+	    !fi->block_size || fi->block_count * (uint64_t)fi->block_size <= fi->directory_size)
+		return 0;
+	/* a u64 in the writer's order: its low word comes first on a little-endian writer */
+	ticket = (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) != !!fi->swapped
+			 ? (uint64_t)w1 << 32 | w0
+			 : (uint64_t)w0 << 32 | w1;
+	/* data blocks: those after the directory and the tag reserve (0x18000) */
+	ndata = fi->block_count - 0x18000u / fi->block_size;
+	if (ticket > ndata)
+		*blocks = ticket - ndata;
+	return 1;
 }
 
 int tnf_writer_drops(const struct tnf_file *f, struct tnf_drops *out)

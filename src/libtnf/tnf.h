@@ -296,6 +296,13 @@ struct tnf_drops {
  */
 int tnf_writer_drops(const struct tnf_file *f, struct tnf_drops *out);
 
+/*
+ * tnf_writer_wrapped - how many data blocks our writer wrote over (the
+ * file is a ring: the oldest events are gone), from its block ticket.
+ * Returns 1 with *blocks set if the file is our writer's, else 0.
+ */
+int tnf_writer_wrapped(const struct tnf_file *f, uint64_t *blocks);
+
 /* tnf_drop_reason - short text for reason @i, NULL if it has no name. */
 const char *tnf_drop_reason(unsigned i);
 

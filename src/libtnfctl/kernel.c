@@ -67,6 +67,7 @@ static bool may_trace_kernel(void)
 	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct d[2];
 
+	memset(d, 0, sizeof(d)); /* valgrind knows capget's first struct only */
 	if (syscall(SYS_capget, &hdr, d))
 		return false;
 #define HAS(c) ((d[(c) / 32].effective >> ((c) % 32)) & 1)

@@ -121,6 +121,8 @@ static void *consumer(void *arg)
 	int ep, n, i;
 	bool stop = false;
 
+	__atomic_store_n(&ks->skel->bss->consumer_tid, (uint32_t)syscall(SYS_gettid),
+			 __ATOMIC_RELEASE);
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (ep < 0)
 		return NULL;

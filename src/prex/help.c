@@ -57,8 +57,8 @@ static const struct help commands[] = {
 	{"pfilter", "pfilter [on | off | add pids | delete pids]\n"
 		    "\tKernel mode only: show the process filter, switch it on or off,\n"
 		    "\tor add or delete pids (p1,p2,...).  While it is on, only events\n"
-		    "\tof the listed processes are recorded; pid 0 stands for kernel\n"
-		    "\tthreads and the idle task.\n"},
+		    "\tof the listed processes are recorded (not their children);\n"
+		    "\tpid 0 stands for kernel threads and the idle task.\n"},
 	{"quit", "quit [kill | resume | suspend]\n"
 		 "\tLeave prex.  Plain quit kills a target prex started and resumes\n"
 		 "\tone it attached to; kill, resume and suspend choose.  suspend\n"
@@ -102,7 +102,8 @@ static const struct help topics[] = {
 	 "$TMPDIR/ktrace-<prex's pid>; read it with tnfdump(1).  An enabled and\n"
 	 "traced probe records events only while the master switch is on:\n"
 	 "\"ktrace on\" and \"ktrace off\".  \"pfilter\" limits the events to\n"
-	 "those of a set of processes (pid 0: kernel threads and the idle task);\n"
+	 "those of a set of processes, not their children (pid 0: kernel threads\n"
+	 "and the idle task);\n"
 	 "prex warns after each command while the filter is on with no pid.\n"
 	 "quit (or the end of a script) turns tracing off, writes what is left\n"
 	 "and closes the file.\n"

@@ -469,7 +469,8 @@ static void json_thread_name(FILE *out, const struct json_trace *j, const struct
 		fputs(",\"args\":{\"name\":", out);
 		json_cstring(out, j->names[name]);
 		fputs("}},\n", out);
-	} else if (r->kernel) {
+	} else if (r->kernel && r->tid > UINT32_MAX) {
+		/* a Solaris kernel thread's address; Linux kernel traces carry the tid */
 		fprintf(out, ",\"args\":{\"name\":\"kthread 0x%" PRIx64 "\"}},\n", r->tid);
 	} else if (r->lwpid && r->lwpid != r->tid) {
 		fprintf(out, ",\"args\":{\"name\":\"tid %" PRIu64 " (lwp %" PRIu32 ")\"}},\n",

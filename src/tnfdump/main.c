@@ -37,6 +37,7 @@ struct options {
 struct drop_note {
 	const char *path;
 	struct tnf_drops drops;
+	uint64_t over; /* data blocks written over (the ring wrapped) */
 };
 
 static struct drop_note *notes;
@@ -46,10 +47,15 @@ static void note_drops(const char *path, struct tnf_file *f)
 {
 	struct tnf_drops d;
 
-	if (tnf_writer_drops(f, &d) != 1 || d.total == 0)
+	uint64_t over = 0;
+
+	if ((tnf_writer_drops(f, &d) != 1 || d.total == 0) &&
+	    (tnf_writer_wrapped(f, &over) != 1 || !over))
 		return;
+	tnf_writer_wrapped(f, &over);
 	notes[nnotes].path = path;
 	notes[nnotes].drops = d;
+	notes[nnotes].over = over;
 	nnotes++;
 }
 
@@ -63,6 +69,14 @@ static void report_drops(void)
 
 	for (i = 0; i < nnotes; i++) {
 		d = &notes[i].drops;
+		if (notes[i].over)
+			fprintf(stderr,
+				"tnfdump: %s: the trace wrapped: its oldest events were written "
+				"over "
+				"(%llu blocks; a larger buffer keeps more)\n",
+				notes[i].path, (unsigned long long)notes[i].over);
+		if (!d->total)
+			continue;
 		fprintf(stderr, "tnfdump: %s: %u %s dropped by the writer", notes[i].path, d->total,
 			d->total == 1 ? "event was" : "events were");
 		sep = " (";
