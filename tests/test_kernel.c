@@ -223,6 +223,89 @@ static int kid_index(const struct kids *k, int n, int64_t pid)
 	return -1;
 }
 
+/* A child that waits for a byte on a pipe, runs fn(arg), and exits 0. */
+struct kid {
+	pid_t pid;
+	int go; /* write end: a byte lets it go */
+};
+
+static struct kid kid_start(void (*fn)(const void *), const void *arg)
+{
+	struct kid k;
+	int fds[2];
+	char c;
+
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	k.pid = fork();
+	assert_true(k.pid >= 0);
+	if (!k.pid) {
+		if (read(fds[0], &c, 1) != 1)
+			_exit(2);
+		fn(arg);
+		_exit(0);
+	}
+	close(fds[0]);
+	k.go = fds[1];
+	tl_track_pid(k.pid);
+	return k;
+}
+
+/* Lets @k go and waits for it to exit 0. */
+static void kid_finish(struct kid *k)
+{
+	int st;
+
+	assert_int_equal(write(k->go, "g", 1), 1);
+	close(k->go);
+	assert_int_equal(tl_waitpid_timeout(k->pid, &st, 0, tl.timeout_ms), k->pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* *(int *)arg getppid calls: a syscall of known count, nothing else. */
+static void getppid_loop(const void *arg)
+{
+	int i, n = *(const int *)arg;
+
+	for (i = 0; i < n; i++)
+		syscall(SYS_getppid);
+}
+
+/* Tracing on into @path (a new buffer of @size bytes unless 0), for @pid only. */
+static void trace_only(tnfctl_handle_t *h, pid_t pid, const char *path, uint_t size)
+{
+	tl_assert_err(tnfctl_filter_list_add(h, pid), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_filter_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+	if (size)
+		tl_assert_err(tnfctl_buffer_alloc(h, path, size), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+}
+
+/* The events of @probe by @pid in @t. */
+static int count_of(const struct ktrace *t, pid_t pid, const char *probe)
+{
+	int i, n = 0;
+
+	for (i = 0; i < t->n; i++)
+		if (t->v[i].pid == (uint32_t)pid && !strcmp(t->v[i].probe, probe))
+			n++;
+	return n;
+}
+
+/* tnfdump's stderr for @path (its report of what the file lost). */
+static void dump_stderr(const char *path, char *out, size_t len)
+{
+	char cmd[2 * PATH_MAX + 32];
+	size_t n;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "'%s' '%s' 2>&1 >/dev/null", tnfdump_prog, path);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	n = fread(out, 1, len - 1, f);
+	out[n] = '\0';
+	assert_int_equal(pclose(f), 0);
+}
+
 /* tnfdump --format=json: @pid's openat of @file on its thread's track, with its CPU. */
 static void json_has_kernel_event(const char *path, pid_t pid, const char *file)
 {
@@ -405,106 +488,89 @@ static void test_kernel_filter(void **state)
 }
 
 /* execve's argv (char **) is a pointer, not a string; its file name is one. */
+static void execve_kid(const void *arg)
+{
+	char *argv[] = {(char *)arg, NULL}, secret[] = "hunter2";
+	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	if (write(null, secret, sizeof(secret)) != sizeof(secret))
+		_exit(4);
+	execve(arg, argv, environ);
+	_exit(3);
+}
+
 static void test_kernel_execve_args(void **state)
 {
 	char path[PATH_MAX], prog[] = "/bin/true";
 	struct ktrace t;
 	tnfctl_handle_t *h;
-	int fds[2], st, i, n = 0;
-	pid_t kid;
-	char c;
+	struct kid k;
+	int i, writes = 0;
 
 	(void)state;
 	h = kopen();
 	trace_path(path, sizeof(path), "kexecve");
 	ktrace_probe(h, "sys_enter_execve");
 	ktrace_probe(h, "sys_enter_write");
-	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-	kid = fork();
-	if (!kid) {
-		char *argv[] = {prog, NULL}, secret[] = "hunter2";
-		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-
-		if (read(fds[0], &c, 1) != 1)
-			_exit(2);
-		if (write(null, secret, sizeof(secret)) != sizeof(secret))
-			_exit(4);
-		execve(prog, argv, environ);
-		_exit(3);
-	}
-	close(fds[0]);
-	tl_track_pid(kid);
-	tl_assert_err(tnfctl_filter_list_add(h, kid), TNFCTL_ERR_NONE);
-	tl_assert_err(tnfctl_filter_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
-	tl_assert_err(tnfctl_buffer_alloc(h, path, 1 << 20), TNFCTL_ERR_NONE);
-	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
-	assert_int_equal(write(fds[1], "g", 1), 1);
-	close(fds[1]);
-	assert_int_equal(tl_waitpid_timeout(kid, &st, 0, tl.timeout_ms), kid);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	k = kid_start(execve_kid, prog);
+	trace_only(h, k.pid, path, 1 << 20);
+	kid_finish(&k);
 	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
 	read_trace(path, &t);
 	for (i = 0; i < t.n; i++) {
-		if (t.v[i].pid == (uint32_t)kid && !strcmp(t.v[i].probe, "sys_enter_write")) {
+		if (t.v[i].pid != (uint32_t)k.pid)
+			continue;
+		if (!strcmp(t.v[i].probe, "sys_enter_write")) {
 			/* a data buffer is the process's data: a pointer, not a string */
 			assert_int_not_equal(t.v[i].buf_kind, 0);
 			if (t.v[i].buf_kind == TNF_K_STRING)
 				fail_msg("write's buf recorded as a string");
-			n = n < 100 ? n + 100 : n; /* (valgrind, if under it, writes too) */
+			writes++; /* (valgrind, if under it, writes too) */
+		} else if (!strcmp(t.v[i].probe, "sys_enter_execve")) {
+			assert_string_equal(t.v[i].filename, prog);
+			if (t.v[i].argv_kind == TNF_K_STRING)
+				fail_msg("execve's argv recorded as a string");
+			assert_int_not_equal(t.v[i].argv_kind, 0);
 		}
-		if (strcmp(t.v[i].probe, "sys_enter_execve") || t.v[i].pid != (uint32_t)kid)
-			continue;
-		n++;
-		assert_string_equal(t.v[i].filename, prog);
-		if (t.v[i].argv_kind == TNF_K_STRING)
-			fail_msg("execve's argv recorded as a string");
-		assert_int_not_equal(t.v[i].argv_kind, 0);
 	}
+	assert_true(writes >= 1);
+	assert_int_equal(count_of(&t, k.pid, "sys_enter_execve"), 1);
 	free(t.v);
-	assert_int_equal(n, 101); /* one write, one execve */
 	kclose(h);
 }
 
 /* Long strings, many to a block: every one whole, nothing counted lost. */
+static void openat_loop(const void *arg)
+{
+	int i;
+
+	for (i = 0; i < 2000; i++)
+		syscall(SYS_openat, AT_FDCWD, arg, O_RDONLY | O_CLOEXEC);
+}
+
 static void test_kernel_long_strings(void **state)
 {
 	char path[PATH_MAX], name[PATH_MAX];
 	struct ktrace t;
 	tnfctl_handle_t *h;
-	int fds[2], st, i, whole = 0, cut = 0;
-	pid_t kid;
-	char c;
+	struct kid k;
+	int i, whole = 0, cut = 0;
 
 	(void)state;
 	h = kopen();
 	trace_path(path, sizeof(path), "klong");
 	snprintf(name, sizeof(name), "%s/%0200d", tmpdir, 7);
 	ktrace_probe(h, "sys_enter_openat");
-	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-	kid = fork();
-	if (!kid) {
-		if (read(fds[0], &c, 1) != 1)
-			_exit(2);
-		for (i = 0; i < 2000; i++)
-			syscall(SYS_openat, AT_FDCWD, name, O_RDONLY | O_CLOEXEC);
-		_exit(0);
-	}
-	close(fds[0]);
-	tl_track_pid(kid);
-	tl_assert_err(tnfctl_filter_list_add(h, kid), TNFCTL_ERR_NONE);
-	tl_assert_err(tnfctl_filter_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
-	tl_assert_err(tnfctl_buffer_alloc(h, path, 4 << 20), TNFCTL_ERR_NONE);
-	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
-	assert_int_equal(write(fds[1], "g", 1), 1);
-	close(fds[1]);
-	assert_int_equal(tl_waitpid_timeout(kid, &st, 0, tl.timeout_ms), kid);
+	k = kid_start(openat_loop, name);
+	trace_only(h, k.pid, path, 4 << 20);
+	kid_finish(&k);
 	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
 	read_trace(path, &t);
 	for (i = 0; i < t.n; i++)
-		if (t.v[i].pid == (uint32_t)kid && !strcmp(t.v[i].probe, "sys_enter_openat") &&
+		if (t.v[i].pid == (uint32_t)k.pid && !strcmp(t.v[i].probe, "sys_enter_openat") &&
 		    !strcmp(t.v[i].filename, name))
 			whole++;
-		else if (t.v[i].pid == (uint32_t)kid)
+		else if (t.v[i].pid == (uint32_t)k.pid)
 			cut++;
 	free(t.v);
 	if (whole != 2000 || cut || t.drops.total)
@@ -519,10 +585,9 @@ static void test_kernel_perf_coexists(void **state)
 	struct perf_event_attr pa;
 	char path[PATH_MAX], idf[PATH_MAX], buf[32];
 	tnfctl_handle_t *h;
-	int fds[2], st, i, pfd;
 	uint64_t count = 0;
-	pid_t kid;
-	char c;
+	int pfd, n = 100;
+	struct kid k;
 
 	(void)state;
 	h = kopen();
@@ -534,29 +599,17 @@ static void test_kernel_perf_coexists(void **state)
 			 "/sys/kernel/debug/tracing/events/syscalls/sys_enter_getppid/id");
 		assert_true(tl_read_file(idf, buf, sizeof(buf)) > 0);
 	}
-	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-	kid = fork();
-	if (!kid) {
-		if (read(fds[0], &c, 1) != 1)
-			_exit(2);
-		for (i = 0; i < 100; i++)
-			syscall(SYS_getppid);
-		_exit(0);
-	}
-	close(fds[0]);
-	tl_track_pid(kid);
+	k = kid_start(getppid_loop, &n);
 	/* a counting perf event on the same tracepoint, for the child */
 	memset(&pa, 0, sizeof(pa));
 	pa.type = PERF_TYPE_TRACEPOINT;
 	pa.size = sizeof(pa);
 	pa.config = strtoull(buf, NULL, 10);
-	pfd = (int)syscall(SYS_perf_event_open, &pa, kid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	pfd = (int)syscall(SYS_perf_event_open, &pa, k.pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	assert_true(pfd >= 0);
 	tl_assert_err(tnfctl_buffer_alloc(h, path, 1 << 20), TNFCTL_ERR_NONE);
 	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
-	assert_int_equal(write(fds[1], "g", 1), 1);
-	close(fds[1]);
-	assert_int_equal(tl_waitpid_timeout(kid, &st, 0, tl.timeout_ms), kid);
+	kid_finish(&k);
 	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
 	assert_int_equal(read(pfd, &count, sizeof(count)), sizeof(count));
 	close(pfd);
@@ -594,35 +647,16 @@ static void test_kernel_open_needs_caps(void **state)
 /* @n getppid calls of a fresh child, filtered to it, traced: how many are in the file. */
 static int getppid_records(tnfctl_handle_t *h, const char *path, int n, bool alloc)
 {
-	int fds[2], st, i, got = 0;
 	struct ktrace t;
-	pid_t kid;
-	char c;
+	struct kid k;
+	int got;
 
-	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-	kid = fork();
-	if (!kid) {
-		if (read(fds[0], &c, 1) != 1)
-			_exit(2);
-		for (i = 0; i < n; i++)
-			syscall(SYS_getppid);
-		_exit(0);
-	}
-	close(fds[0]);
-	tl_track_pid(kid);
-	tl_assert_err(tnfctl_filter_list_add(h, kid), TNFCTL_ERR_NONE);
-	tl_assert_err(tnfctl_filter_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
-	if (alloc)
-		tl_assert_err(tnfctl_buffer_alloc(h, path, 4 << 20), TNFCTL_ERR_NONE);
-	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
-	assert_int_equal(write(fds[1], "g", 1), 1);
-	close(fds[1]);
-	assert_int_equal(tl_waitpid_timeout(kid, &st, 0, tl.timeout_ms), kid);
+	k = kid_start(getppid_loop, &n);
+	trace_only(h, k.pid, path, alloc ? 4 << 20 : 0);
+	kid_finish(&k);
 	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
 	read_trace(path, &t);
-	for (i = 0; i < t.n; i++)
-		if (t.v[i].pid == (uint32_t)kid && !strcmp(t.v[i].probe, "sys_enter_getppid"))
-			got++;
+	got = count_of(&t, k.pid, "sys_enter_getppid");
 	free(t.v);
 	return got;
 }
@@ -681,29 +715,18 @@ static void test_kernel_filter_reused_pid(void **state)
 	char path[PATH_MAX], buf[32];
 	struct ktrace t;
 	tnfctl_handle_t *h;
-	int pa[2], pb[2], st, i, tries, fd, n = 0;
-	pid_t a, b = -1;
-	char c;
+	int tries, fd, n, none = 0, some = 1000;
+	struct kid a, b = {.pid = -1};
 
 	(void)state;
 	h = kopen();
 	trace_path(path, sizeof(path), "kreuse");
 	ktrace_probe(h, "sys_enter_getppid");
-	assert_int_equal(pipe2(pa, O_CLOEXEC), 0);
-	a = fork();
-	if (!a)
-		_exit(read(pa[0], &c, 1) == 1 ? 0 : 2);
-	close(pa[0]);
-	tl_track_pid(a);
-	tl_assert_err(tnfctl_filter_list_add(h, a), TNFCTL_ERR_NONE);
-	tl_assert_err(tnfctl_filter_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
-	tl_assert_err(tnfctl_buffer_alloc(h, path, 1 << 20), TNFCTL_ERR_NONE);
-	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
-	assert_int_equal(write(pa[1], "g", 1), 1);
-	close(pa[1]);
-	assert_int_equal(tl_waitpid_timeout(a, &st, 0, tl.timeout_ms), a);
+	a = kid_start(getppid_loop, &none);
+	trace_only(h, a.pid, path, 1 << 20);
+	kid_finish(&a);
 	/* a is gone and still in the program's map; give its pid to b */
-	for (tries = 0; tries < 50 && b != a; tries++) {
+	for (tries = 0; tries < 50 && b.pid != a.pid; tries++) {
 		fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
 		if (fd < 0) {
 			print_message("skipped: /proc/sys/kernel/ns_last_pid: %s\n",
@@ -711,41 +734,25 @@ static void test_kernel_filter_reused_pid(void **state)
 			kclose(h);
 			skip();
 		}
-		snprintf(buf, sizeof(buf), "%d", a - 1);
+		snprintf(buf, sizeof(buf), "%d", a.pid - 1);
 		assert_true(write(fd, buf, strlen(buf)) > 0);
 		close(fd);
-		assert_int_equal(pipe2(pb, O_CLOEXEC), 0);
-		b = fork();
-		if (!b) {
-			if (read(pb[0], &c, 1) != 1)
-				_exit(2);
-			for (i = 0; i < 1000; i++)
-				syscall(SYS_getppid);
-			_exit(0);
-		}
-		close(pb[0]);
-		tl_track_pid(b);
-		if (b != a) {
-			close(pb[1]);
-			assert_int_equal(tl_waitpid_timeout(b, &st, 0, tl.timeout_ms), b);
-		}
+		b = kid_start(getppid_loop, &some);
+		if (b.pid != a.pid)
+			kid_finish(&b);
 	}
-	if (b != a) {
-		print_message("skipped: pid %d was not given again in %d tries\n", a, tries);
+	if (b.pid != a.pid) {
+		print_message("skipped: pid %d was not given again in %d tries\n", a.pid, tries);
 		kclose(h);
 		skip();
 	}
-	assert_int_equal(write(pb[1], "g", 1), 1);
-	close(pb[1]);
-	assert_int_equal(tl_waitpid_timeout(b, &st, 0, tl.timeout_ms), b);
+	kid_finish(&b);
 	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
 	read_trace(path, &t);
-	for (i = 0; i < t.n; i++)
-		if (t.v[i].pid == (uint32_t)b)
-			n++;
+	n = count_of(&t, b.pid, "sys_enter_getppid");
 	free(t.v);
 	if (n)
-		fail_msg("%d records of pid %d's new process, which was never listed", n, b);
+		fail_msg("%d records of pid %d's new process, which was never listed", n, b.pid);
 	kclose(h);
 }
 
@@ -781,56 +788,25 @@ static void thread_done(void)
 	close(tid_out[1]);
 }
 
-/* tnfdump's stderr for @path (its report of what the file lost). */
-static void dump_stderr(const char *path, char *out, size_t len)
-{
-	char cmd[2 * PATH_MAX + 32];
-	size_t n;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "'%s' '%s' 2>&1 >/dev/null", tnfdump_prog, path);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	n = fread(out, 1, len - 1, f);
-	out[n] = '\0';
-	assert_int_equal(pclose(f), 0);
-}
-
 /* A trace that outgrew its ring says so: its oldest events are gone. */
 static void test_kernel_wrap_reported(void **state)
 {
 	char path[PATH_MAX], out[4096];
 	struct ktrace t;
 	tnfctl_handle_t *h;
-	int fds[2], st, i;
-	pid_t kid;
-	char c;
+	int n = 20000; /* ~16 bytes each: 320 KB into a 128 KiB file */
+	struct kid k;
 
 	(void)state;
 	h = kopen();
 	trace_path(path, sizeof(path), "kwrap");
 	ktrace_probe(h, "sys_enter_getppid");
-	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-	kid = fork();
-	if (!kid) {
-		if (read(fds[0], &c, 1) != 1)
-			_exit(2);
-		for (i = 0; i < 20000; i++) /* ~16 bytes each: 320 KB into a 128 KiB file */
-			syscall(SYS_getppid);
-		_exit(0);
-	}
-	close(fds[0]);
-	tl_track_pid(kid);
-	tl_assert_err(tnfctl_filter_list_add(h, kid), TNFCTL_ERR_NONE);
-	tl_assert_err(tnfctl_filter_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
-	tl_assert_err(tnfctl_buffer_alloc(h, path, 128 * 1024), TNFCTL_ERR_NONE);
-	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
-	assert_int_equal(write(fds[1], "g", 1), 1);
-	close(fds[1]);
-	assert_int_equal(tl_waitpid_timeout(kid, &st, 0, tl.timeout_ms), kid);
+	k = kid_start(getppid_loop, &n);
+	trace_only(h, k.pid, path, 128 * 1024);
+	kid_finish(&k);
 	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
 	read_trace(path, &t);
-	assert_true(t.n > 0 && t.n < 20000);
+	assert_true(t.n > 0 && t.n < n);
 	free(t.v);
 	dump_stderr(path, out, sizeof(out));
 	if (!strstr(out, "the trace wrapped: its oldest events were written over"))
@@ -844,9 +820,9 @@ static void test_kernel_consumer_not_traced(void **state)
 	char path[PATH_MAX];
 	struct ktrace t;
 	tnfctl_handle_t *h;
-	int fds[2], st, i, main_tid = (int)syscall(SYS_gettid), ours = 0, kid_n = 0;
-	pid_t kid;
-	char c;
+	int i, main_tid = (int)syscall(SYS_gettid), ours = 0;
+	int n = 30000; /* several quarter-rings of records: the consumer wakes meanwhile */
+	struct kid k;
 
 	(void)state;
 	h = kopen();
@@ -855,34 +831,18 @@ static void test_kernel_consumer_not_traced(void **state)
 	ktrace_probe(h, "sys_enter_bpf");
 	ktrace_probe(h, "sys_enter_epoll_wait");
 	ktrace_probe(h, "sys_enter_epoll_pwait");
-	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-	kid = fork();
-	if (!kid) {
-		if (read(fds[0], &c, 1) != 1)
-			_exit(2);
-		/* several quarter-rings of records: the consumer wakes and drains meanwhile */
-		for (i = 0; i < 30000; i++)
-			syscall(SYS_getppid);
-		_exit(0);
-	}
-	close(fds[0]);
-	tl_track_pid(kid);
+	k = kid_start(getppid_loop, &n);
 	tl_assert_err(tnfctl_buffer_alloc(h, path, 4 << 20), TNFCTL_ERR_NONE);
 	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
-	assert_int_equal(write(fds[1], "g", 1), 1);
-	close(fds[1]);
-	assert_int_equal(tl_waitpid_timeout(kid, &st, 0, tl.timeout_ms), kid);
+	kid_finish(&k);
 	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
 	read_trace(path, &t);
-	for (i = 0; i < t.n; i++) {
-		if (t.v[i].pid == (uint32_t)kid && !strcmp(t.v[i].probe, "sys_enter_getppid"))
-			kid_n++;
+	for (i = 0; i < t.n; i++)
 		if (t.v[i].pid == (uint32_t)getpid() && t.v[i].tid != (uint64_t)main_tid &&
 		    strcmp(t.v[i].probe, "sys_enter_getppid"))
 			ours++;
-	}
+	assert_int_equal(count_of(&t, k.pid, "sys_enter_getppid"), n);
 	free(t.v);
-	assert_int_equal(kid_n, 30000);
 	if (ours)
 		fail_msg("%d records of the library's own thread's syscalls", ours);
 	kclose(h);
@@ -972,9 +932,8 @@ static void test_kernel_overflow_counted(void **state)
 	char path[PATH_MAX], out[4096];
 	struct ktrace t;
 	tnfctl_handle_t *h;
-	int i, ours = 0, fds[2], st;
-	pid_t kid;
-	char c;
+	int ours, n = 100000;
+	struct kid k;
 
 	(void)state;
 	/* the consumer drains only when tracing stops (a consumer that cannot keep up) */
@@ -982,50 +941,21 @@ static void test_kernel_overflow_counted(void **state)
 	h = kopen();
 	trace_path(path, sizeof(path), "koverflow");
 	ktrace_probe(h, "sys_enter_getppid");
-	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-	kid = fork();
-	if (!kid) {
-		if (read(fds[0], &c, 1) != 1)
-			_exit(2);
-		for (i = 0; i < 100000; i++)
-			syscall(SYS_getppid);
-		_exit(0);
-	}
-	close(fds[0]);
-	tl_track_pid(kid);
-	tl_assert_err(tnfctl_filter_list_add(h, kid), TNFCTL_ERR_NONE);
-	tl_assert_err(tnfctl_filter_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
-	tl_assert_err(tnfctl_buffer_alloc(h, path, 4 << 20), TNFCTL_ERR_NONE);
-	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
-	assert_int_equal(write(fds[1], "g", 1), 1);
-	close(fds[1]);
-	assert_int_equal(tl_waitpid_timeout(kid, &st, 0, tl.timeout_ms), kid);
+	k = kid_start(getppid_loop, &n);
+	trace_only(h, k.pid, path, 4 << 20);
+	kid_finish(&k);
 	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
 	unsetenv("TNFCTL_KTRACE_STALL");
 	read_trace(path, &t);
-	for (i = 0; i < t.n; i++)
-		if (t.v[i].pid == (uint32_t)kid && !strcmp(t.v[i].probe, "sys_enter_getppid"))
-			ours++;
+	ours = count_of(&t, k.pid, "sys_enter_getppid");
 	free(t.v);
 	/* a 1 MiB ring (a quarter of the file) holds fewer: all counted, none silently gone */
 	assert_true(ours > 0);
 	assert_true(t.drops.total > 0);
 	assert_int_equal(t.drops.by_reason[TNF_DROP_KERNEL_RB], t.drops.total);
-	if (ours + (int)t.drops.total != 100000)
-		fail_msg("%d written + %u lost != 100000 getppid calls", ours, t.drops.total);
-	{
-		char cmd[2 * PATH_MAX + 32];
-		size_t n;
-		FILE *f;
-
-		/* tnfdump's stderr only: its report of the loss */
-		snprintf(cmd, sizeof(cmd), "'%s' '%s' 2>&1 >/dev/null", tnfdump_prog, path);
-		f = popen(cmd, "r");
-		assert_non_null(f);
-		n = fread(out, 1, sizeof(out) - 1, f);
-		out[n] = '\0';
-		assert_int_equal(pclose(f), 0);
-	}
+	if (ours + (int)t.drops.total != n)
+		fail_msg("%d written + %u lost != %d getppid calls", ours, t.drops.total, n);
+	dump_stderr(path, out, sizeof(out));
 	if (!strstr(out, "kernel ring buffer full"))
 		fail_msg("tnfdump does not report the loss:\n%s", out);
 	kclose(h);
