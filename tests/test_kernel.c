@@ -726,7 +726,7 @@ static void test_kernel_filter_reused_pid(void **state)
 	trace_only(h, a.pid, path, 1 << 20);
 	kid_finish(&a);
 	/* a is gone and still in the program's map; give its pid to b */
-	for (tries = 0; tries < 50 && b.pid != a.pid; tries++) {
+	for (tries = 0; tries < 500 && b.pid != a.pid; tries++) {
 		fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
 		if (fd < 0) {
 			print_message("skipped: /proc/sys/kernel/ns_last_pid: %s\n",
