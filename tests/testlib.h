@@ -101,6 +101,7 @@ struct tl_state {
 	struct tl_proc procs[TL_MAX_PROCS];
 	/* watchdog */
 	pthread_t wd_thread;
+	int wd_ready;
 	pthread_cond_t wd_cond;
 	int wd_armed;
 	int wd_stage;
@@ -1413,10 +1414,40 @@ static inline void tl_timespec_in(struct timespec *ts, int seconds)
 	ts->tv_sec += seconds;
 }
 
+/* What each process of the subtree is doing, for a test that hangs (kernel stacks: root). */
+static inline void tl_dump_subtree(void)
+{
+	char desc[1024], path[96], buf[2048];
+	pid_t tids[TL_MAX_TASKS];
+	struct tl_pinfo *ps;
+	int i, j, n, k, fd;
+	ssize_t len;
+
+	n = tl_subtree(&ps);
+	for (i = 0; i < n; i++) {
+		fprintf(stderr, "watchdog: %s\n", tl_describe(ps[i].pid, desc, sizeof(desc)));
+		k = tl_tasks(ps[i].pid, tids, TL_MAX_TASKS);
+		for (j = 0; j < k; j++) {
+			snprintf(path, sizeof(path), "/proc/%d/task/%d/stack", ps[i].pid, tids[j]);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			len = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+			if (fd >= 0)
+				close(fd);
+			buf[len > 0 ? len : 0] = '\0';
+			fprintf(stderr, "watchdog:   task %d kernel stack:\n%s", tids[j], buf);
+		}
+	}
+	free(ps);
+}
+
 static inline void *tl_watchdog_fn(void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&tl.lock);
+	/* Idle before any test forks: a fork while this thread is still starting
+	 * can leave GCC 12 libasan's locks held in the child (no fork interceptor). */
+	tl.wd_ready = 1;
+	pthread_cond_broadcast(&tl.wd_cond);
 	for (;;) {
 		struct timespec now;
 		int stage;
@@ -1436,6 +1467,7 @@ static inline void *tl_watchdog_fn(void *arg)
 			fprintf(stderr,
 				"watchdog: test still running after %d s: killing its targets\n",
 				tl.test_timeout_s);
+			tl_dump_subtree();
 			tl_kill_subtree(1);
 		} else if (stage == 2) {
 			fprintf(stderr, "watchdog: still stuck: killing tnfctl-tracer too\n");
@@ -1587,6 +1619,10 @@ static inline int tl_group_setup(void **state)
 	pthread_condattr_destroy(&ca);
 	if (pthread_create(&tl.wd_thread, NULL, tl_watchdog_fn, NULL))
 		return -1;
+	pthread_mutex_lock(&tl.lock);
+	while (!tl.wd_ready)
+		pthread_cond_wait(&tl.wd_cond, &tl.lock);
+	pthread_mutex_unlock(&tl.lock);
 	tl.inited = 1;
 	printf("# build dir %s, TNFCTL_STOP_MODE=%s\n", tl.bdir,
 	       getenv("TNFCTL_STOP_MODE") ? getenv("TNFCTL_STOP_MODE") : "(auto)");
