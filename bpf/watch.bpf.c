@@ -415,13 +415,20 @@ static __always_inline int exec_failed(long ret, const char *file, const char *c
 /* A failed execve (@nr) or execveat: its filename and argv from @regs. */
 static __always_inline int failed_exec_of(long nr, const struct pt_regs *regs, long ret)
 {
-	if (nr == NR_execve)
-		return exec_failed(ret, (const char *)BPF_CORE_READ(regs, di),
-				   (const char *const *)BPF_CORE_READ(regs, si));
-	if (nr == NR_execveat)
-		return exec_failed(ret, (const char *)BPF_CORE_READ(regs, si),
-				   (const char *const *)BPF_CORE_READ(regs, dx));
-	return 0;
+	const char *const *argv;
+	const char *file;
+
+	/* One exec_failed call site: inlined twice, it was verified twice (10 800 insns, 18 ms). */
+	if (nr == NR_execve) {
+		file = (const char *)BPF_CORE_READ(regs, di);
+		argv = (const char *const *)BPF_CORE_READ(regs, si);
+	} else if (nr == NR_execveat) {
+		file = (const char *)BPF_CORE_READ(regs, si);
+		argv = (const char *const *)BPF_CORE_READ(regs, dx);
+	} else {
+		return 0;
+	}
+	return exec_failed(ret, file, argv);
 }
 
 /*

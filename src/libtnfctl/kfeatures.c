@@ -111,6 +111,9 @@ static void probe(void)
 	kf.exit_group_dead = exit_passes_group_dead(btf);
 	kf.fexit_execve =
 		has_fexit(btf, "__x64_sys_execve") && has_fexit(btf, "__x64_sys_execveat");
+	/* What libbpf_find_vmlinux_btf_id("sys_exit", BPF_TRACE_RAW_TP) looks for, without parsing BTF again. */
+	kf.raw_tp_sys_exit =
+		btf__find_by_name_kind(btf, "btf_trace_sys_exit", BTF_KIND_TYPEDEF) > 0;
 	kf.uprobe_multi = !(no_multi && *no_multi) &&
 			  btf__find_by_name_kind(btf, "bpf_uprobe_multi_link", BTF_KIND_STRUCT) > 0;
 	btf__free(btf);
@@ -124,7 +127,7 @@ enum tnf_failed_exec tnf_failed_exec_prepare(struct bpf_program *sys_exit,
 
 	if (tnf_kfeatures()->fexit_execve)
 		fx = TNF_FX_FEXIT;
-	else if (libbpf_find_vmlinux_btf_id("sys_exit", BPF_TRACE_RAW_TP) > 0)
+	else if (tnf_kfeatures()->raw_tp_sys_exit)
 		fx = TNF_FX_SYS_EXIT;
 	bpf_program__set_autoload(sys_exit, fx == TNF_FX_SYS_EXIT);
 	bpf_program__set_autoload(execve, fx == TNF_FX_FEXIT);

@@ -32,6 +32,7 @@ struct tnf_kfeatures {
 	 * every syscall's return in the system.
 	 */
 	bool fexit_execve;
+	bool raw_tp_sys_exit; /* the raw sys_exit tracepoint, the fallback for it */
 };
 
 /* Parsed at the first call (tens of ms), then cached. */
