@@ -27,10 +27,10 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Set by watch.c before load. */
-const volatile bool want_dl = false;	    /* report dlopen/dlclose */
-const volatile bool untrack_secure = false; /* drop a process that execs setuid/setgid */
-const volatile __u64 delay_ns = 10000000;   /* longest a record waits for a wake-up */
-const volatile __u64 wake_bytes = 1 << 18;  /* wake when this much is unread */
+const volatile bool want_dl = false;		   /* report dlopen/dlclose */
+const volatile bool untrack_secure = false;	   /* drop a process that execs setuid/setgid */
+const volatile __u64 delay_ns = 10000000;	   /* longest a record waits for a wake-up */
+const volatile __u64 wake_bytes = 1 << 18;	   /* wake when this much is unread */
 const volatile __u32 argv_max = TNF_EXEC_ARGV_MAX; /* argv bytes per record (<= ring / 8) */
 
 __u64 seq;

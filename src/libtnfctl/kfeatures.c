@@ -107,11 +107,13 @@ static void probe(void)
 		btf__find_by_name_kind(btf, "btf_trace_sched_process_exec", BTF_KIND_TYPEDEF) > 0 &&
 		has_enumerator(btf, "bpf_map_type", "BPF_MAP_TYPE_RINGBUF") && has_atomic_fetch();
 	kf.iter_task = btf__find_by_name_kind(btf, "bpf_iter__task", BTF_KIND_STRUCT) > 0;
-	kf.send_signal_task = btf__find_by_name_kind(btf, "bpf_send_signal_task", BTF_KIND_FUNC) > 0;
+	kf.send_signal_task =
+		btf__find_by_name_kind(btf, "bpf_send_signal_task", BTF_KIND_FUNC) > 0;
 	kf.exit_group_dead = exit_passes_group_dead(btf);
 	kf.fexit_execve =
 		has_fexit(btf, "__x64_sys_execve") && has_fexit(btf, "__x64_sys_execveat");
-	/* What libbpf_find_vmlinux_btf_id("sys_exit", BPF_TRACE_RAW_TP) looks for, without parsing BTF again. */
+	/* What libbpf_find_vmlinux_btf_id("sys_exit", BPF_TRACE_RAW_TP) looks for, without parsing
+	 * BTF again. */
 	kf.raw_tp_sys_exit =
 		btf__find_by_name_kind(btf, "btf_trace_sys_exit", BTF_KIND_TYPEDEF) > 0;
 	kf.uprobe_multi = !(no_multi && *no_multi) &&
