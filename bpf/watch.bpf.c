@@ -457,8 +457,8 @@ int BPF_PROG(on_execveat_ret, const struct pt_regs *regs, long ret)
 
 static __always_inline void exit_common(struct task_struct *p, bool group_dead)
 {
-	u32 tgid = p->tgid, tid = p->pid;
-	struct tnf_wrec *r;
+	u32 tgid = p->tgid, tid = p->pid, ptgid;
+	struct tnf_wrec *r, wake = {.kind = TNF_WREC_WAKE};
 	u64 before;
 
 	if (!is_tracked(tgid))
@@ -466,13 +466,20 @@ static __always_inline void exit_common(struct task_struct *p, bool group_dead)
 	bpf_map_delete_elem(&dl_args, &tid);
 	if (!group_dead)
 		return; /* one record per process: its last thread reports */
-	r = rec_reserve(sizeof(*r), TNF_WREC_EXIT, tgid, tid, parent_tgid(p), &before);
+	ptgid = parent_tgid(p);
+	r = rec_reserve(sizeof(*r), TNF_WREC_EXIT, tgid, tid, ptgid, &before);
 	if (r) {
 		r->exit_code = p->exit_code;
 		rec_submit(r, sizeof(*r), before, r->time_ns);
 	}
 	/* After the submit: an empty map means every record is in the ring. */
 	bpf_map_delete_elem(&tracked, &tgid);
+	/* Likely the tree's last: wake the consumer now that the map says so. */
+	if (!is_tracked(ptgid)) {
+		wake.tgid = tgid;
+		wake.time_ns = last_wake_ns = bpf_ktime_get_ns();
+		bpf_ringbuf_output(&events, &wake, sizeof(wake), BPF_RB_FORCE_WAKEUP);
+	}
 }
 
 /* Kernels with group_dead in the tracepoint (6.16 and later). */

@@ -18,6 +18,12 @@ enum tnf_wrec_kind {
 	TNF_WREC_DLOPEN,
 	TNF_WREC_DLCLOSE,
 	TNF_WREC_EXEC_FAILED, /* a struct tnf_wrec_exec too; h.exit_code is the errno */
+	/*
+	 * No event: a wake-up for the consumer after a process whose parent is
+	 * not tracked (the root, an orphan) has left the tracked map, so that
+	 * the end of the tree is seen at once, not at the next batch timer.
+	 */
+	TNF_WREC_WAKE,
 };
 
 /* Indexes of the per-CPU `lost` counters. */

@@ -137,7 +137,7 @@ static int on_record(void *ctx, void *data, size_t len)
 	struct tnfctl_watch *w = ctx;
 	const struct tnf_wrec *r = data;
 
-	if (len < sizeof(*r))
+	if (len < sizeof(*r) || r->kind == TNF_WREC_WAKE)
 		return 0;
 	if (w->legacy_exit && double_exit(w, r))
 		return 0;
