@@ -3,7 +3,7 @@
 #ifndef TNFCTL_EVENTS_H
 #define TNFCTL_EVENTS_H
 
-#define TNF_PATH_MAX 256
+#define TNF_PATH_MAX	256
 /* Link-map namespaces rtld can have (glibc's DL_NNS). */
 #define TNF_RTLD_MAX_NS 16
 
@@ -62,7 +62,7 @@ struct tnf_rec {
 	int old_tid;   /* EXEC: tid before exec */
 	int exit_code; /* EXIT: kernel exit code (status << 8 | signal) */
 	int pad;
-	char path[TNF_PATH_MAX]; /* EXEC filename, DLOPEN/DLCLOSE object */
+	char path[TNF_PATH_MAX];  /* EXEC filename, DLOPEN/DLCLOSE object */
 	unsigned long long uargv; /* EXEC_FAILED: the argv passed, in the target */
 };
 

@@ -13,30 +13,30 @@
 
 #include <stdint.h>
 
-#define TNF_RUNTIME_VERSION 1
+#define TNF_RUNTIME_VERSION  1
 #define TNF_RUNTIME_NAME_MAX 4096
 
 /* Exported data symbol "tnf_runtime". */
 #define TNF_RUNTIME_SYM "tnf_runtime"
 
 /* Buffer states, as on Solaris; STOPPED is OR-ed on top. */
-#define TNF_STATE_RUNNING 0
+#define TNF_STATE_RUNNING  0
 #define TNF_STATE_NOBUFFER 1
-#define TNF_STATE_FORKED 2
-#define TNF_STATE_BROKEN 3
-#define TNF_STATE_MASK 0xf
-#define TNF_STATE_STOPPED 16
+#define TNF_STATE_FORKED   2
+#define TNF_STATE_BROKEN   3
+#define TNF_STATE_MASK	   0xf
+#define TNF_STATE_STOPPED  16
 
-#define TNF_TRACE_FILE_MIN (128u * 1024)
+#define TNF_TRACE_FILE_MIN     (128u * 1024)
 /* The largest file the runtime maps (its permanent references hold 30 bits). */
-#define TNF_TRACE_FILE_MAX (1u << 30)
+#define TNF_TRACE_FILE_MAX     (1u << 30)
 #define TNF_TRACE_FILE_DEFAULT (4u * 1024 * 1024)
 
 struct tnf_runtime {
-	uint32_t version;	   /* TNF_RUNTIME_VERSION */
-	uint32_t size;		   /* sizeof(struct tnf_runtime) */
-	volatile uint32_t state;   /* TNF_STATE_*; starts NOBUFFER */
-	uint32_t file_min;	   /* minimum trace file size, bytes */
+	uint32_t version;	     /* TNF_RUNTIME_VERSION */
+	uint32_t size;		     /* sizeof(struct tnf_runtime) */
+	volatile uint32_t state;     /* TNF_STATE_*; starts NOBUFFER */
+	uint32_t file_min;	     /* minimum trace file size, bytes */
 	volatile uint64_t file_size; /* bytes; written by the controller */
 	/*
 	 * Set to 1 by the controller after file_name and file_size are in
@@ -66,12 +66,12 @@ struct tnf_runtime {
  *   tnf_probe_debug        the predefined &debug probe function
  */
 #define TNF_SYM_CHAIN_POOL "tnf_chain_pool"
-#define TNF_SYM_TEST "tnf_probe_test"
-#define TNF_SYM_ALLOC "tnf_trace_alloc"
-#define TNF_SYM_END "tnf_trace_end"
-#define TNF_SYM_COMMIT "tnf_trace_commit"
-#define TNF_SYM_ROLLBACK "tnf_trace_rollback"
-#define TNF_SYM_DEBUG "tnf_probe_debug"
+#define TNF_SYM_TEST	   "tnf_probe_test"
+#define TNF_SYM_ALLOC	   "tnf_trace_alloc"
+#define TNF_SYM_END	   "tnf_trace_end"
+#define TNF_SYM_COMMIT	   "tnf_trace_commit"
+#define TNF_SYM_ROLLBACK   "tnf_trace_rollback"
+#define TNF_SYM_DEBUG	   "tnf_probe_debug"
 
 #define TNF_CHAIN_POOL_SIZE 1024
 

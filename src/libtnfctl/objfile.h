@@ -31,7 +31,8 @@ struct tnf_obj_block {
 /* Takes ownership of @fd.  0, or -1 if it is not a usable ELF object. */
 int tnf_obj_open(struct tnf_obj *o, int fd);
 void tnf_obj_close(struct tnf_obj *o);
-/* The blocks of section "tnf_probes", in declaration order (file in link order, line).  0, or -1 (ENOMEM). */
+/* The blocks of section "tnf_probes", in declaration order (file in link order, line).  0, or -1
+ * (ENOMEM). */
 int tnf_obj_blocks(struct tnf_obj *o, struct tnf_obj_block **blocks, size_t *n);
 /* Address in the target of defined dynamic symbol @name; 0 if none. */
 uintptr_t tnf_obj_sym(struct tnf_obj *o, const char *name);

@@ -17,7 +17,7 @@
 #include <bpf/libbpf.h>
 #include "kfeatures.h"
 
-#define TNF_BPF_TRACE_UPROBE_MULTI 48
+#define TNF_BPF_TRACE_UPROBE_MULTI    48
 #define TNF_BPF_F_UPROBE_MULTI_RETURN 1U
 
 struct link_create_uprobe_multi {

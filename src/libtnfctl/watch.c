@@ -516,9 +516,8 @@ static int load(struct tnfctl_watch *w)
 		bpf_program__set_autoload(w->legacy_exit ? s->progs.on_exit : s->progs.on_exit_live,
 					  false);
 		/* Failed execs: fexit on the execve syscalls, else sys_exit. */
-		w->failed_exec = tnf_failed_exec_prepare(s->progs.on_sys_exit,
-							 s->progs.on_execve_ret,
-							 s->progs.on_execveat_ret);
+		w->failed_exec = tnf_failed_exec_prepare(
+			s->progs.on_sys_exit, s->progs.on_execve_ret, s->progs.on_execveat_ret);
 		err = bpf_map__set_max_entries(s->maps.events, ring);
 		err = err
 			      ?: bpf_map__set_max_entries(s->maps.exec_scratch,
@@ -545,7 +544,8 @@ static int attach_tracepoints(struct tnfctl_watch *w)
 		s->links.on_exit_live = l;
 	else
 		s->links.on_exit = l;
-	if (w->failed_exec == TNF_FX_SYS_EXIT && !(s->links.on_sys_exit = bpf_program__attach(s->progs.on_sys_exit)))
+	if (w->failed_exec == TNF_FX_SYS_EXIT &&
+	    !(s->links.on_sys_exit = bpf_program__attach(s->progs.on_sys_exit)))
 		return -errno;
 	if (w->failed_exec == TNF_FX_FEXIT &&
 	    (!(s->links.on_execve_ret = bpf_program__attach(s->progs.on_execve_ret)) ||
