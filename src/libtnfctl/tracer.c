@@ -470,6 +470,23 @@ static void drop_old_image_events(struct target *t)
 	}
 }
 
+/*
+ * The exec'ing thread was not seized yet (it exec'd in the middle of the
+ * attach, after the leader's seize): the kernel dropped our leader in
+ * silence and the new one is nobody's.  Seize it now; no
+ * PTRACE_EVENT_EXEC comes, so a PTRACE_INTERRUPT (or the BPF SIGSTOP on
+ * its way) is its stop.
+ */
+static void seize_exec_leader(struct target *t, struct thr *th)
+{
+	dbg("exec by an unseized thread of %d: seizing the new leader\n", t->tgid);
+	th->exec_fresh = false;
+	if (thr_seize(t->tgid, false) == 0)
+		thr_interrupt(t, th);
+	else if (tnf_proc_exiting(t->tgid))
+		th->zombie = true;
+}
+
 static void on_record(const struct tnf_rec *r)
 {
 	struct target *t = target_find(r->tgid);
@@ -491,6 +508,8 @@ static void on_record(const struct tnf_rec *r)
 			th->exec_fresh = true;
 			if (r->flags & TNF_RF_STOPPED)
 				th->expect_sigstop = 1;
+			if (tnf_proc_tracer(t->tgid) != getpid())
+				seize_exec_leader(t, th);
 		}
 		t->r_state_addr = 0;
 		t->exec_seen = true;
