@@ -105,6 +105,46 @@ static void test_kernel_usage(void **state)
 	close(x->err.fd);
 }
 
+/*
+ * -o that cannot be created, or -s over the kernel buffer's 1 GiB: prex -k
+ * says so and exits 1 before anything is traced (it used to start, fail at
+ * `buffer alloc` and exit 0 having traced nothing).
+ */
+static void test_kernel_bad_outfile_exits_1(void **state)
+{
+	static const char *const cases[][6] = {
+		{"-k", "-o", "/nonexistent-dir-tnf/k.tnf", NULL},
+		{"-k", "-o", "/", NULL},
+		{"-k", "-s", "2000000", NULL},
+	};
+	static const char *const want[] = {
+		"prex: cannot create trace file /nonexistent-dir-tnf/k.tnf: No such file or "
+		"directory\n",
+		"prex: cannot create trace file /: Is a directory\n",
+		"prex: trace file size 2000000 KB is too big: the kernel buffer is at most "
+		"1048576 KB\n",
+	};
+	static char err[8192], out[8192];
+	struct prex *x;
+	size_t i;
+
+	(void)state;
+	tl_require_root();
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		x = prex_spawn(cases[i], false, NULL, NULL);
+		close(x->in_w); /* nothing to read: the old prex ended 0 at the EOF */
+		rd_rest(&x->err, err, sizeof(err));
+		rd_rest(&x->out, out, sizeof(out));
+		if (strcmp(err, want[i]))
+			fail_msg("case %zu: expected \"%s\" on stderr, got \"%s\"", i, want[i],
+				 err);
+		assert_null(strstr(out, "allocated"));
+		assert_int_equal(prex_wait(x), 1);
+		close(x->out.fd);
+		close(x->err.fd);
+	}
+}
+
 /* ---- a session that traces a workload ---- */
 
 #define NKIDS 3
@@ -497,6 +537,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		TL_TEST(test_kernel_usage),
+		TL_TEST(test_kernel_bad_outfile_exits_1),
 		TL_TEST(test_kernel_session_traces_workload),
 		TL_TEST(test_kernel_errors),
 		TL_TEST(test_kernel_commands_in_user_mode),

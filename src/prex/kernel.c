@@ -7,12 +7,16 @@
  * the same streams; the rest of prex (selectors, sets, history, list)
  * works on the kernel handle as on a process.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "fd_limit.h"
 #include "prex.h"
+#include "tnf_runtime.h"
 
 static tnfctl_handle_t *kh;
 static bool broken_told; /* the BROKEN notice is given once */
@@ -275,10 +279,50 @@ static const struct kernel_ops ops = {
 	.after_statement = kcmd_after_statement,
 };
 
+/*
+ * -o and -s are checked before anything is traced: the buffer (and its file)
+ * is made only at `buffer alloc`, and a script that fails there would end
+ * with 0 having traced nothing.
+ */
+static void check_outfile_args(void)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if (g_opt.size_given && g_opt.size > TNF_TRACE_FILE_MAX) {
+		prex_msg("trace file size %lu KB is too big: the kernel buffer is at most %lu KB",
+			 g_opt.size / 1024, (unsigned long)TNF_TRACE_FILE_MAX / 1024);
+		exit(1);
+	}
+	if (!g_opt.outname)
+		return;
+	if (!stat(g_opt.outname, &st) && S_ISDIR(st.st_mode)) {
+		prex_msg("cannot create trace file %s: %s", g_opt.outname, strerror(EISDIR));
+		exit(1);
+	}
+	if (snprintf(dir, sizeof(dir), "%s", g_opt.outname) >= (int)sizeof(dir)) {
+		prex_msg("cannot create trace file %s: %s", g_opt.outname, strerror(ENAMETOOLONG));
+		exit(1);
+	}
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0'; /* "/name": the root */
+	else
+		*slash = '\0';
+	if (access(dir, W_OK | X_OK)) {
+		prex_msg("cannot create trace file %s: %s", g_opt.outname, strerror(errno));
+		exit(1);
+	}
+}
+
 void kernel_open(void)
 {
 	tnfctl_errcode_t err;
 
+	check_outfile_args();
 	/* two descriptors per traced tracepoint: enable $all is 2300 of them */
 	tnf_raise_fd_limit();
 	err = tnfctl_kernel_open(&kh);
