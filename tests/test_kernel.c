@@ -709,6 +709,75 @@ static void test_kernel_fork_of_controller(void **state)
 	kclose(h);
 }
 
+/* Descriptors of @pid that are BPF objects or perf events (the tracepoint links). */
+static int bpf_fds_of(pid_t pid)
+{
+	char dir[64], path[PATH_MAX], target[256];
+	struct dirent *de;
+	int n = 0;
+	ssize_t len;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	d = opendir(dir);
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		if (strstr(target, "anon_inode:bpf") || strstr(target, "perf_event"))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * A fork of the controller that does not exec lets go of the links,
+ * programs and maps at once: the parent's close detaches everything while
+ * the child lives on (it held them until it closed its copy or ended).
+ */
+static void test_kernel_fork_child_holds_no_links(void **state)
+{
+	char path[PATH_MAX];
+	tnfctl_handle_t *h;
+	int hold[2], ready[2], st;
+	pid_t holder;
+	char c;
+
+	(void)state;
+	h = kopen();
+	trace_path(path, sizeof(path), "kforkfd");
+	ktrace_probe(h, "sys_enter_getppid");
+	tl_assert_err(tnfctl_buffer_alloc(h, path, 4 << 20), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+	assert_true(bpf_fds_of(getpid()) > 0);
+	assert_int_equal(pipe2(hold, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	holder = fork();
+	if (!holder) {
+		close(hold[1]);
+		close(ready[0]);
+		close(ready[1]); /* the parent's read ends: the fork handlers have run */
+		_exit(read(hold[0], &c, 1) == 0 ? 0 : 1);
+	}
+	tl_track_pid(holder);
+	close(hold[0]);
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 0);
+	close(ready[0]);
+	assert_int_equal(bpf_fds_of(holder), 0);
+	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
+	kclose(h);
+	close(hold[1]);
+	assert_int_equal(tl_waitpid_timeout(holder, &st, 0, tl.timeout_ms), holder);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 /* A new process given a listed process's pid does not pass the filter. */
 static void test_kernel_filter_reused_pid(void **state)
 {
@@ -1042,6 +1111,7 @@ int main(void)
 		TL_TEST(test_kernel_long_strings),
 		TL_TEST(test_kernel_perf_coexists),
 		TL_TEST(test_kernel_fork_of_controller),
+		TL_TEST(test_kernel_fork_child_holds_no_links),
 		TL_TEST(test_kernel_filter_reused_pid),
 		TL_TEST(test_kernel_states_and_errors),
 		TL_TEST(test_kernel_open_needs_caps),

@@ -647,9 +647,14 @@ tnfctl_errcode_t tnfctl_probe_connect(tnfctl_handle_t *hndl, tnfctl_probe_t *pro
  * a tracepoint never enabled and traced while tracing was on costs
  * nothing, one that was and is off costs a map lookup per hit.  A forked
  * child's copy of a kernel handle takes no call but tnfctl_close()
- * (TNFCTL_ERR_BADARG), which changes nothing of the parent's.  tnfctl_probe_connect() and tnfctl_probe_disconnect_all()
- * return TNFCTL_ERR_BADARG (kernel probes have no functions), as does
- * tnfctl_continue(); tnfctl_check_libs() does nothing.
+ * (TNFCTL_ERR_BADARG), which changes nothing of the parent's; the child
+ * holds none of the parent's BPF links, programs or maps (they are let go
+ * at the fork), so the parent's close detaches everything while the child
+ * lives on.  Until it closes its copy, tnfctl_kernel_open() in the child
+ * returns TNFCTL_ERR_BUSY.  tnfctl_probe_connect() and
+ * tnfctl_probe_disconnect_all() return TNFCTL_ERR_BADARG (kernel probes
+ * have no functions), as does tnfctl_continue(); tnfctl_check_libs() does
+ * nothing.
  *
  * The records: each event, with a Solaris kernel schedule record
  * (tnf_sched_rec: tid as tnf_kthread_id, lwpid, pid, time_base, cpuid)

@@ -121,6 +121,7 @@ char *tnf_self_dir(void);
 
 /* probes.c: a fresh handle's lock (recursive: create callbacks may call probe ops) */
 void tnf_handle_init(struct tnfctl_handle *h);
+void tnf_handle_lock_init(struct tnfctl_handle *h);
 
 /* access.c: the target-memory and object-iteration backends */
 void tnf_access_direct(struct tnfctl_handle *h);

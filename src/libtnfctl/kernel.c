@@ -86,6 +86,55 @@ static void free_kernel(struct tnf_kernel *k)
 	free(k);
 }
 
+/*
+ * The open kernel handle, for the fork handlers: a child that does not exec
+ * lets go of the links, programs and maps at once, so the parent's close
+ * detaches everything (the child kept them until it closed its copy).
+ * Lock order: kfork_lock, then the handle's lock.
+ */
+static pthread_mutex_t kfork_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t kfork_once = PTHREAD_ONCE_INIT;
+static struct tnfctl_handle *kfork_handle;
+
+static void kfork_prepare(void)
+{
+	pthread_mutex_lock(&kfork_lock);
+	if (kfork_handle)
+		pthread_mutex_lock(&kfork_handle->lock);
+}
+
+static void kfork_parent(void)
+{
+	if (kfork_handle)
+		pthread_mutex_unlock(&kfork_handle->lock);
+	pthread_mutex_unlock(&kfork_lock);
+}
+
+static void kfork_child(void)
+{
+	struct tnfctl_handle *h = kfork_handle;
+
+	if (h) {
+		/* no call was in progress: the prepare handler held the lock */
+		kt_fork_child(h->kern->ks);
+		tnf_handle_lock_init(h);
+	}
+	pthread_mutex_unlock(&kfork_lock);
+}
+
+static void kfork_install(void)
+{
+	pthread_atfork(kfork_prepare, kfork_parent, kfork_child);
+}
+
+static void kfork_set(struct tnfctl_handle *h)
+{
+	pthread_once(&kfork_once, kfork_install);
+	pthread_mutex_lock(&kfork_lock);
+	kfork_handle = h;
+	pthread_mutex_unlock(&kfork_lock);
+}
+
 TNF_API tnfctl_errcode_t tnfctl_kernel_open(tnfctl_handle_t **retval)
 {
 	struct tnfctl_handle *h = NULL;
@@ -158,6 +207,7 @@ TNF_API tnfctl_errcode_t tnfctl_kernel_open(tnfctl_handle_t **retval)
 	}
 	h->pr.ready = true;
 	tnf_kernel_refresh_attrs(h);
+	kfork_set(h);
 	*retval = h;
 	return TNFCTL_ERR_NONE;
 fail_probes:
@@ -412,6 +462,7 @@ void tnf_kernel_close(struct tnfctl_handle *h)
 {
 	struct tnf_kernel *k = h->kern;
 
+	kfork_set(NULL);
 	pthread_mutex_lock(&h->lock);
 	if (k->owner != getpid()) {
 		/* a forked child's copy: let go of the parent's object, change nothing */

@@ -10,11 +10,13 @@
  * link is still being released.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <linux/membarrier.h>
+#include <linux/perf_event.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -239,11 +241,42 @@ void kt_unload(struct kt_state *ks)
 	free(ks);
 }
 
+/*
+ * bpf_program__attach_tracepoint_opts() with the perf event opened here, so
+ * its descriptor is known (p->perf_fd; the link owns it): a forked child
+ * lets go of both (kt_fork_child).
+ */
+static struct bpf_link *attach_tracepoint(struct kt_state *ks, struct kt_probe *p, uint64_t key)
+{
+	LIBBPF_OPTS(bpf_perf_event_opts, o, .bpf_cookie = key);
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_TRACEPOINT,
+		.size = sizeof(attr),
+		.config = p->tp_id,
+		.sample_period = 1,
+		.wakeup_events = 1,
+	};
+	struct bpf_link *l;
+	int pfd, e;
+
+	pfd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (pfd < 0)
+		return NULL;
+	l = bpf_program__attach_perf_event_opts(ks->skel->progs.kt_event, pfd, &o);
+	if (!l) {
+		e = errno;
+		close(pfd);
+		errno = e;
+		return NULL;
+	}
+	p->perf_fd = pfd;
+	return l;
+}
+
 /* @p's program writes from now on: its link made, or its entry put back. */
 int kt_activate(struct kt_state *ks, struct kt_probe *p)
 {
 	uint64_t key = p->link ? p->serial : ks->serial + 1;
-	LIBBPF_OPTS(bpf_tracepoint_opts, o, .bpf_cookie = key);
 	int fd = bpf_map__fd(ks->skel->maps.kt_events), err;
 	struct bpf_link *l;
 
@@ -252,8 +285,7 @@ int kt_activate(struct kt_state *ks, struct kt_probe *p)
 	if (bpf_map_update_elem(fd, &key, &p->cfg, BPF_ANY))
 		return -errno;
 	if (!p->link) {
-		l = bpf_program__attach_tracepoint_opts(ks->skel->progs.kt_event, p->subsys,
-							p->event, &o);
+		l = attach_tracepoint(ks, p, key);
 		if (!l) {
 			err = -errno;
 			bpf_map_delete_elem(fd, &key);
@@ -388,6 +420,41 @@ int kt_filter_update(struct kt_state *ks, uint32_t pid, uint64_t start, bool add
 	if (add)
 		return bpf_map_update_elem(fd, &pid, &start, BPF_ANY) ? -errno : 0;
 	return bpf_map_delete_elem(fd, &pid) && errno != ENOENT ? -errno : 0;
+}
+
+static void cover_fd(int fd, int cover)
+{
+	if (fd >= 0)
+		dup3(cover, fd, O_CLOEXEC);
+}
+
+/*
+ * In a forked child, from the fork handler (so nothing is allocated): each
+ * link, perf event, program and map descriptor becomes a copy of the stop
+ * eventfd, which lets go of the parent's objects at once and keeps the
+ * numbers for kt_forget to close.  (No file is opened: the child's own
+ * syscalls are what the parent may be tracing.)
+ */
+void kt_fork_child(struct kt_state *ks)
+{
+	struct bpf_object *obj;
+	struct bpf_program *prog;
+	struct bpf_map *map;
+	unsigned long i;
+
+	if (!ks || ks->stop_fd < 0)
+		return;
+	obj = ks->skel->obj;
+	for (i = 0; i < ks->n; i++)
+		if (ks->probes[i].link) {
+			cover_fd(bpf_link__fd(ks->probes[i].link), ks->stop_fd);
+			cover_fd(ks->probes[i].perf_fd, ks->stop_fd);
+		}
+	for (prog = bpf_object__next_program(obj, NULL); prog;
+	     prog = bpf_object__next_program(obj, prog))
+		cover_fd(bpf_program__fd(prog), ks->stop_fd);
+	for (map = bpf_object__next_map(obj, NULL); map; map = bpf_object__next_map(obj, map))
+		cover_fd(bpf_map__fd(map), ks->stop_fd);
 }
 
 /*

@@ -37,6 +37,7 @@ struct kt_probe {
 	struct kt_field fields[KT_MAX_ARGS];
 	struct kt_event_cfg cfg; /* what the BPF program needs */
 	struct bpf_link *link;	 /* attached while enabled, traced and tracing is on */
+	int perf_fd;		 /* the link's perf event (the link closes it) */
 	uint64_t serial;	 /* the link's cookie and kt_events key */
 	bool active;		 /* its kt_events entry is there: the program writes */
 	/* the TNF probe type (libtnfprobe's control block shape) */
@@ -91,6 +92,7 @@ int kt_activate(struct kt_state *ks, struct kt_probe *p);
 void kt_deactivate(struct kt_state *ks, struct kt_probe *p);
 void kt_quiesce(void);
 void kt_forget(struct kt_state *ks);
+void kt_fork_child(struct kt_state *ks);
 void kt_set_tracing(struct kt_state *ks, bool on);
 void kt_set_filter(struct kt_state *ks, bool on);
 int kt_filter_update(struct kt_state *ks, uint32_t pid, uint64_t start, bool add);

@@ -18,7 +18,8 @@
 
 #define CB_OFF(f) offsetof(struct tnf_probe_control, f)
 
-void tnf_handle_init(struct tnfctl_handle *h)
+/* Recursive; also in a forked child, where the fork's thread held it (its owner is a tid). */
+void tnf_handle_lock_init(struct tnfctl_handle *h)
 {
 	pthread_mutexattr_t a;
 
@@ -26,6 +27,11 @@ void tnf_handle_init(struct tnfctl_handle *h)
 	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&h->lock, &a);
 	pthread_mutexattr_destroy(&a);
+}
+
+void tnf_handle_init(struct tnfctl_handle *h)
+{
+	tnf_handle_lock_init(h);
 	h->pr.all_tail = &h->pr.all;
 }
 
