@@ -145,6 +145,42 @@ static void test_kernel_bad_outfile_exits_1(void **state)
 	}
 }
 
+/*
+ * Numbers past 2^64 saturate instead of wrapping: "pfilter add 2^64+1" was
+ * pid 1 (init) and "buffer alloc 2^64+256k" a 256 KiB buffer.
+ */
+static void test_kernel_huge_numbers_saturate(void **state)
+{
+	static char err[16384], want[16384];
+	const char *opts[] = {"-k", "-o", NULL, NULL};
+	char trace[PATH_MAX];
+	struct prex *x;
+
+	(void)state;
+	prex_paths();
+	fresh_trace(trace, sizeof(trace), "khuge");
+	opts[2] = trace;
+	x = kprex_start(opts);
+	writes(x->in_w, "pfilter add 18446744073709551617\n"
+			"buffer alloc 18446744073709813760\n"
+			"buffer alloc 36893488147419103232k\n"
+			"pfilter\n"
+			"buffer\n"
+			"quit\n");
+	out_is(x, "Process filtering is off");
+	out_is(x, "Process filter set is empty.");
+	out_is(x, "No trace buffer allocated");
+	assert_int_equal(prex_wait(x), 0);
+	rd_rest(&x->err, err, sizeof(err));
+	snprintf(want, sizeof(want),
+		 "Process 18446744073709551615: bad input argument\n"
+		 "error in allocating buffer: requested trace size is too big: %s\n"
+		 "error in allocating buffer: requested trace size is too big: %s\n",
+		 trace, trace);
+	assert_string_equal(err, want);
+	prex_close_fds(x);
+}
+
 /* ---- a session that traces a workload ---- */
 
 #define NKIDS 3
@@ -538,6 +574,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		TL_TEST(test_kernel_usage),
 		TL_TEST(test_kernel_bad_outfile_exits_1),
+		TL_TEST(test_kernel_huge_numbers_saturate),
 		TL_TEST(test_kernel_session_traces_workload),
 		TL_TEST(test_kernel_errors),
 		TL_TEST(test_kernel_commands_in_user_mode),

@@ -165,13 +165,18 @@ int lex_line(const char *text, int first_line, struct token **toks, int *ntoks)
 			}
 		} else if (isdigit((unsigned char)*p)) {
 			unsigned long v = 0;
+			bool big = false; /* saturated: no wrap to a small size or pid */
 
-			while (isdigit((unsigned char)*p))
-				v = v * 10 + (unsigned long)(*p++ - '0');
+			for (; isdigit((unsigned char)*p); p++) {
+				big |= __builtin_mul_overflow(v, 10UL, &v);
+				big |= __builtin_add_overflow(v, (unsigned long)(*p - '0'), &v);
+			}
 			if (*p == 'k' || *p == 'K')
-				v *= 1024, p++;
+				big |= __builtin_mul_overflow(v, 1024UL, &v), p++;
 			else if (*p == 'm' || *p == 'M')
-				v *= 1024 * 1024, p++;
+				big |= __builtin_mul_overflow(v, 1024UL * 1024, &v), p++;
+			if (big)
+				v = ULONG_MAX;
 			t.type = T_INT;
 			t.ival = v;
 			t.text = xstrndup(s, p - s);
