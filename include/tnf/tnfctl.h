@@ -768,7 +768,10 @@ tnfctl_errcode_t tnfctl_filter_list_get(tnfctl_handle_t *hndl, pid_t **pid_list,
  *        the idle task).  A pid already in the list is not added twice.
  *        A listed process that exits leaves the list; a new process given
  *        the same pid does not pass (the program checks the process's
- *        start time too).
+ *        start time too).  Pids are the kernel's global ones (the initial
+ *        PID namespace, as in the records): a caller inside a PID
+ *        namespace (a container) names other processes than the program
+ *        sees, and nothing of them passes.
  * Errors:
  *  TNFCTL_ERR_BADARG     @hndl is NULL or not a kernel handle, @pid < 0, or
  *                        @pid is a thread's id (not a process's).
