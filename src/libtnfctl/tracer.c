@@ -480,11 +480,12 @@ static void drop_old_image_events(struct target *t)
 static void seize_exec_leader(struct target *t, struct thr *th)
 {
 	dbg("exec by an unseized thread of %d: seizing the new leader\n", t->tgid);
-	th->exec_fresh = false;
-	if (thr_seize(t->tgid, false) == 0)
+	if (thr_seize(t->tgid, false) == 0) {
+		th->exec_fresh = false;
 		thr_interrupt(t, th);
-	else if (tnf_proc_exiting(t->tgid))
+	} else if (tnf_proc_exiting(t->tgid)) {
 		th->zombie = true;
+	}
 }
 
 static void on_record(const struct tnf_rec *r)
