@@ -795,16 +795,22 @@ static inline pid_t tl_waitpid_timeout(pid_t pid, int *status, int options, int 
 		abort();
 	if (pthread_create(&t, NULL, tl_waiter_fn, w))
 		abort();
-	pthread_detach(t);
 	pfd.fd = w->fds[0];
 	pfd.events = POLLIN;
 	while (poll(&pfd, 1, timeout_ms) < 0 && errno == EINTR)
 		;
 	if (!(pfd.revents & POLLIN)) {
+		pthread_detach(t);
 		tl_waiter_put(w);
 		errno = ETIMEDOUT;
 		return -1;
 	}
+	/*
+	 * Joined, not left to end on its own: a thread still exiting when the
+	 * caller forks next can hold libasan's allocator lock (GCC 12's has no
+	 * fork interceptor), and the child waits on it for ever.
+	 */
+	pthread_join(t, NULL);
 	ret = w->ret;
 	if (status)
 		*status = w->status;
