@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "fd_limit.h"
 #include "prex.h"
@@ -286,9 +285,7 @@ static const struct kernel_ops ops = {
  */
 static void check_outfile_args(void)
 {
-	char dir[PATH_MAX];
 	struct stat st;
-	char *slash;
 
 	if (g_opt.size_given && g_opt.size > TNF_TRACE_FILE_MAX) {
 		prex_msg("trace file size %lu KB is too big: the kernel buffer is at most %lu KB",
@@ -301,18 +298,7 @@ static void check_outfile_args(void)
 		prex_msg("cannot create trace file %s: %s", g_opt.outname, strerror(EISDIR));
 		exit(1);
 	}
-	if (snprintf(dir, sizeof(dir), "%s", g_opt.outname) >= (int)sizeof(dir)) {
-		prex_msg("cannot create trace file %s: %s", g_opt.outname, strerror(ENAMETOOLONG));
-		exit(1);
-	}
-	slash = strrchr(dir, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == dir)
-		dir[1] = '\0'; /* "/name": the root */
-	else
-		*slash = '\0';
-	if (access(dir, W_OK | X_OK)) {
+	if (prex_dir_writable(g_opt.outname)) {
 		prex_msg("cannot create trace file %s: %s", g_opt.outname, strerror(errno));
 		exit(1);
 	}

@@ -241,6 +241,26 @@ static tnfctl_handle_t *open_target(pid_t *pid)
 	return h;
 }
 
+/* 0 if a file can be made where @path names one (its directory), else -1 with errno. */
+int prex_dir_writable(const char *path)
+{
+	char dir[PATH_MAX];
+	char *slash;
+
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0'; /* "/name": the root */
+	else
+		*slash = '\0';
+	return access(dir, W_OK | X_OK);
+}
+
 /* The trace file: kept if the target has one, else created (§4.1). */
 static tnfctl_errcode_t set_tracefile(tnfctl_handle_t *h, pid_t pid)
 {
@@ -283,9 +303,7 @@ static tnfctl_errcode_t set_tracefile(tnfctl_handle_t *h, pid_t pid)
 				 (int)sizeof(g_tracefile))
 			return TNFCTL_ERR_BADARG;
 		/* say now, not at the first enable, that the files cannot be made */
-		snprintf(cwd, sizeof(cwd), "%s", g_tracefile);
-		*strrchr(cwd, '/') = '\0';
-		if (access(cwd[0] ? cwd : "/", W_OK | X_OK)) {
+		if (prex_dir_writable(g_tracefile)) {
 			snprintf(g_tracefile_given, sizeof(g_tracefile_given), "%s", name);
 			return errno == ENOENT || errno == ENOTDIR ? TNFCTL_ERR_FILENOTFOUND
 								   : TNFCTL_ERR_ACCES;

@@ -75,6 +75,7 @@ void source_set_line(int line); /* line that messages refer to */
 void syntax_error(int line, const char *tok);
 void semantic_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void prex_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int prex_dir_writable(const char *path); /* main.c: 0, or -1 with errno */
 
 /* ---- edit.c ---- */
 int edit_init(void);			/* 0 if line editing is on */
