@@ -20,6 +20,7 @@
  * python3 and babeltrace2 (Debian packages python3, babeltrace2); a test
  * whose tool is missing is skipped and says so.
  */
+#include <spawn.h>
 #include "testlib.h"
 
 #define CHILD_SECS 30	  /* one tool run longer than this is a hang */
@@ -161,43 +162,75 @@ static void in_work(char *buf, size_t size, const char *name)
 }
 
 /*
- * Runs @argv (argv[0] looked up in $PATH unless it has a '/') with stdout
+ * Starts @argv (argv[0] looked up in $PATH unless it has a '/') with stdout
  * into work/@out and stderr into work/@err, LD_PRELOAD=libtnfprobe when
- * @preload.  Returns the wait status.
+ * @preload.  posix_spawn, not fork: a fork copies this process's page
+ * tables, which under ASan (terabytes of shadow mappings) cost more than
+ * the tnfdump run itself.  The child is tracked (killed at teardown).
  */
-static int run(char *const argv[], const char *out, const char *err, int preload)
+static pid_t start(char *const argv[], const char *out, const char *err, int preload)
 {
 	char opath[PATH_MAX], epath[PATH_MAX], pre[PATH_MAX + 16];
 	const char *extra[] = {pre, NULL};
+	posix_spawn_file_actions_t fa;
 	char **env;
-	int ofd, efd, st = -1;
 	pid_t pid;
+	int rc;
 
 	in_work(opath, sizeof(opath), out);
 	in_work(epath, sizeof(epath), err);
 	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", tl.probe);
-	ofd = open(opath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	efd = open(epath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	assert_true(ofd >= 0 && efd >= 0);
 	env = tl_env_build(preload ? extra : NULL);
+	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
+	assert_int_equal(posix_spawn_file_actions_addopen(&fa, 1, opath,
+							  O_WRONLY | O_CREAT | O_TRUNC, 0600),
+			 0);
+	assert_int_equal(posix_spawn_file_actions_addopen(&fa, 2, epath,
+							  O_WRONLY | O_CREAT | O_TRUNC, 0600),
+			 0);
 	fflush(stdout);
 	fflush(stderr);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(ofd, 1);
-		dup2(efd, 2);
-		alarm(CHILD_SECS);
-		environ = env;
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	tl_track_pid(pid);
+	rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, env);
+	posix_spawn_file_actions_destroy(&fa);
 	free(env);
-	close(ofd);
-	close(efd);
-	assert_int_equal(tl_waitpid_timeout(pid, &st, 0, (CHILD_SECS + 5) * 1000), pid);
-	return st;
+	if (rc)
+		fail_msg("posix_spawnp %s: %s", argv[0], strerror(rc));
+	tl_track_pid(pid);
+	return pid;
+}
+
+/*
+ * The wait status of @pid, started by start(); one running longer than
+ * CHILD_SECS is a hang (a failure; teardown kills it).  Waits on a pidfd:
+ * no waiter thread per run.
+ */
+static int finish(pid_t pid, const char *what)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
+	siginfo_t si;
+	int n;
+
+	assert_true(pidfd >= 0);
+	while ((n = poll(&pfd, 1, CHILD_SECS * 1000)) < 0 && errno == EINTR)
+		;
+	if (n == 0) {
+		close(pidfd);
+		fail_msg("%s: still running after %d s", what, CHILD_SECS);
+	}
+	memset(&si, 0, sizeof(si));
+	while (waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED) < 0)
+		assert_int_equal(errno, EINTR);
+	close(pidfd);
+	if (si.si_code == CLD_EXITED)
+		return W_EXITCODE(si.si_status, 0);
+	return si.si_status | (si.si_code == CLD_DUMPED ? WCOREFLAG : 0);
+}
+
+/* Runs @argv to its end (start() says how); returns its wait status. */
+static int run(char *const argv[], const char *out, const char *err, int preload)
+{
+	return finish(start(argv, out, err, preload), argv[0]);
 }
 
 /* Only tnfdump's notes that a file wrapped ("the trace wrapped"), if anything. */
@@ -1151,11 +1184,11 @@ static uint8_t *read_file(const char *path, size_t *len)
 	return p;
 }
 
-/* Exit status of a run, and its stderr (owned by the caller). */
-static int status_of(char *const argv[], const char *out, const char *err, char **text)
+/* Exit status of a run started by start(), and its stderr (owned by the caller). */
+static int status_of(pid_t pid, char *const argv[], const char *err, char **text)
 {
 	char epath[PATH_MAX];
-	int st = run(argv, out, err, 0);
+	int st = finish(pid, argv[1]);
 
 	in_work(epath, sizeof(epath), err);
 	*text = slurp(epath);
@@ -1183,6 +1216,7 @@ static unsigned damaged_formats(const uint8_t *orig, size_t olen, const char *wh
 	unsigned i, bad = 0;
 	uint8_t *v = malloc(olen);
 	size_t len;
+	pid_t tp, jp, cp;
 	int ts, js, cs;
 
 	assert_non_null(v);
@@ -1193,9 +1227,13 @@ static unsigned damaged_formats(const uint8_t *orig, size_t olen, const char *wh
 		len = damage(v, olen);
 		write_file(vpath, v, len);
 		rm_tree(cdir);
-		ts = status_of(text, "t.out", "t.err", &terr);
-		js = status_of(json, "j.out", "j.err", &jerr);
-		cs = status_of(ctf, "c.out", "c.err", &cerr);
+		/* the three formats side by side: one copy's runs use every CPU */
+		tp = start(text, "t.out", "t.err", 0);
+		jp = start(json, "j.out", "j.err", 0);
+		cp = start(ctf, "c.out", "c.err", 0);
+		ts = status_of(tp, text, "t.err", &terr);
+		js = status_of(jp, json, "j.err", &jerr);
+		cs = status_of(cp, ctf, "c.err", &cerr);
 		if (js != ts || cs != ts || strcmp(jerr, terr) || strcmp(cerr, terr)) {
 			in_work(jpath, sizeof(jpath), "disagree.tnf");
 			rename(vpath, jpath);

@@ -14,12 +14,15 @@
  *    then killed and reaped;
  *  - ends with TL_FINAL_TEST, which asserts that no child process remains;
  *  - has a watchdog: a test running longer than TL_TEST_TIMEOUT seconds
- *    (default 120) gets its processes killed, so a blocked tnfctl call
- *    returns and the test fails instead of hanging.
+ *    (default 120, 360 with SANITIZE set) gets its processes killed, so a
+ *    blocked tnfctl call returns and the test fails instead of hanging;
+ *  - prints each test's run time and time limit after it ("# tl-time:"),
+ *    which tests/run-tests checks against half the limit.
  *
  * Nothing here sleeps to synchronise: targets report over pipes, exits are
  * seen through pidfds and waitpid, and every wait has a timeout
- * (TL_TIMEOUT_MS, default 20000) that turns a hang into a failure.
+ * (TL_TIMEOUT_MS, default 20000, 60000 with SANITIZE set) that turns a
+ * hang into a failure.
  */
 #ifndef TESTLIB_H
 #define TESTLIB_H
@@ -107,6 +110,9 @@ struct tl_state {
 	int wd_stage;
 	struct timespec wd_deadline;
 	volatile int wd_fired;
+	/* this test's start and time limit (the watchdog's, extensions included) */
+	long long t_start_ms;
+	long long t_limit_ms;
 	/* settings */
 	int timeout_ms;
 	int test_timeout_s;
@@ -1517,6 +1523,19 @@ static inline int tl_env_int(const char *name, int def)
 }
 
 /*
+ * How much slower than a native build this lane runs its tests: 3 under
+ * the sanitizers (SANITIZE=1 or thread in the environment, as make sets
+ * it), else 1.  The default time limits scale with it; a limit set in the
+ * environment (the TCG kernel lane's, memcheck's) is taken as it is.
+ */
+static inline int tl_lane_factor(void)
+{
+	const char *s = getenv("SANITIZE");
+
+	return s && *s ? 3 : 1;
+}
+
+/*
  * The path of this test binary, for the workloads it runs as its own
  * targets: $TL_SELF_EXE if set, else /proc/self/exe.  make memcheck runs a
  * copy of the binary on private copies of ld.so and libc, and sets
@@ -1591,8 +1610,8 @@ static inline int tl_group_setup(void **state)
 		return 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
-	tl.timeout_ms = tl_env_int("TL_TIMEOUT_MS", 20000);
-	tl.test_timeout_s = tl_env_int("TL_TEST_TIMEOUT", 120);
+	tl.timeout_ms = tl_env_int("TL_TIMEOUT_MS", 20000 * tl_lane_factor());
+	tl.test_timeout_s = tl_env_int("TL_TEST_TIMEOUT", 120 * tl_lane_factor());
 
 	/* build dir: $B (default "build"), else two levels above this binary */
 	if (!realpath(b && *b ? b : "build", tl.bdir)) {
@@ -1645,6 +1664,8 @@ static inline int tl_group_teardown(void **state)
 static inline int tl_setup(void **state)
 {
 	(void)state;
+	tl.t_start_ms = tl_now_ms();
+	tl.t_limit_ms = tl.test_timeout_s * 1000LL;
 	tl_watchdog_arm(tl.test_timeout_s);
 	return 0;
 }
@@ -1653,7 +1674,20 @@ static inline int tl_setup(void **state)
 /* Never shortens: TL_TEST_TIMEOUT is raised for slow machines (the 6.1 lane). */
 static inline void tl_watchdog_extend(int seconds)
 {
-	tl_watchdog_arm(seconds > tl.test_timeout_s ? seconds : tl.test_timeout_s);
+	int s = seconds > tl.test_timeout_s ? seconds : tl.test_timeout_s;
+
+	tl.t_limit_ms = tl_now_ms() - tl.t_start_ms + s * 1000LL;
+	tl_watchdog_arm(s);
+}
+
+/*
+ * "# tl-time: <ms> ms of <ms> ms": the test's run time and its limit, for
+ * tests/run-tests, which names a test that used more than half its limit
+ * (so a slower machine is seen coming before the watchdog fires there).
+ */
+static inline void tl_report_time(void)
+{
+	printf("# tl-time: %lld ms of %lld ms\n", tl_now_ms() - tl.t_start_ms, tl.t_limit_ms);
 }
 
 /*
@@ -1703,6 +1737,7 @@ static inline int tl_teardown(void **state)
 	}
 	pthread_mutex_unlock(&tl.lock);
 	tl_watchdog_arm(0);
+	tl_report_time();
 	if (left) {
 		print_error("ERROR: %d process(es) still alive after the test (killed now): %s\n",
 			    left, msg);
