@@ -7,6 +7,9 @@ LIBDIR ?= $(PREFIX)/lib
 BINDIR ?= $(PREFIX)/bin
 INCDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
+# tnfctl-engine, the helper the library starts by exec (src/engine/).
+LIBEXECDIR ?= $(PREFIX)/libexec
+ENGINE_DIR := $(LIBEXECDIR)/tnfctl
 
 CC ?= cc
 CLANG ?= clang
@@ -52,6 +55,11 @@ LIBS_TEST := $(shell pkg-config --libs cmocka libbpf) -lpthread -ldl
 
 CTL_SRCS := $(wildcard src/libtnfctl/*.c)
 CTL_OBJS := $(CTL_SRCS:%.c=$(B)/%.o)
+# The engine: its own sources (the per-target state machine, ptrace, the
+# BPF object) and the client's /proc, ELF, uprobe and wire layers it shares.
+ENGINE_SRCS := $(wildcard src/engine/*.c)
+ENGINE_SHARED := target elf kfeatures uprobe_link link_release ipc
+ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(B)/%.o) $(ENGINE_SHARED:%=$(B)/src/libtnfctl/%.o)
 # Kernel mode writes its TNF file with libtnfprobe's writer: these sources
 # again, inside libtnfctl, their symbols hidden (src/libtnfctl/ktrace_file.c).
 KW_SRCS := $(addprefix src/libtnfprobe/,format.c types.c blocks.c drops.c args.c)
@@ -72,7 +80,7 @@ TEST_BINS += $(B)/tests/test_stress
 TEST_HELPERS := $(patsubst tests/helpers/%.c,$(B)/tests/helpers/%,$(wildcard tests/helpers/*.c))
 TEST_SOLIBS := $(patsubst tests/solibs/%.c,$(B)/tests/solibs/%.so,$(wildcard tests/solibs/*.c))
 
-all: $(B)/libtnfctl.so.1 $(B)/libtnfctl.so $(B)/libtnfprobe.so.1 $(B)/libtnfprobe.so $(B)/tnfctl-follow $(B)/tnftrace \
+all: $(B)/tnfctl-engine $(B)/libtnfctl.so.1 $(B)/libtnfctl.so $(B)/libtnfprobe.so.1 $(B)/libtnfprobe.so $(B)/tnfctl-follow $(B)/tnftrace \
 	$(B)/demo/tnfdemo $(B)/demo/libtnfdemo_plugin.so $(B)/libtnf.a $(B)/tnfdump
 
 $(B)/%.o: %.c | $(B)/tnfctl.skel.h
@@ -116,6 +124,22 @@ $(B)/kw/%.o: src/libtnfprobe/%.c | $(B)/tnfctl.skel.h
 $(B)/libtnfctl.so.1: $(CTL_OBJS) src/libtnfctl/libtnfctl.map
 	$(CC) $(LDFLAGS) -shared -Wl,-soname,libtnfctl.so.1 -Wl,--version-script=src/libtnfctl/libtnfctl.map \
 		-Wl,-z,defs -o $@ $(CTL_OBJS) $(LIBS_CTL)
+
+# The library finds the engine at a path fixed at build time ($TNFCTL_ENGINE
+# overrides it): the build tree's library names the build tree's engine,
+# and make install relinks the library with the installed path (as it
+# relinks the tools with the installed rpath).
+$(B)/src/libtnfctl/client.o: CFLAGS += -DTNFCTL_ENGINE_PATH='"$(abspath $(B))/tnfctl-engine"'
+$(B)/install/client.o: src/libtnfctl/client.c | $(B)/tnfctl.skel.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isrc/libtnfctl -DTNFCTL_ENGINE_PATH='"$(ENGINE_DIR)/tnfctl-engine"' \
+		-fPIC -fvisibility=hidden -c $< -o $@
+$(B)/src/libtnfctl/client.o $(B)/install/client.o: Makefile
+
+$(B)/tnfctl-engine: $(ENGINE_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $(ENGINE_OBJS) $(LIBS_CTL)
+
+$(ENGINE_SRCS:%.c=$(B)/%.o): CFLAGS += -Isrc/libtnfctl -Isrc/engine
 
 $(B)/libtnfctl.so: $(B)/libtnfctl.so.1
 	ln -sf libtnfctl.so.1 $@
@@ -182,6 +206,14 @@ $(B)/tests/helpers/asan_prog: SAN :=
 $(B)/tests/helpers/asan_prog: tests/helpers/asan_prog.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fsanitize=address -o $@ $<
+
+# An ASan-built controller whatever SAN says (test_mt: threads that allocate
+# while it opens and closes handles).
+$(B)/tests/helpers/tl_asan_ctl: SAN :=
+$(B)/tests/helpers/tl_asan_ctl: tests/helpers/tl_asan_ctl.c $(B)/libtnfctl.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fsanitize=address -fno-omit-frame-pointer -o $@ $< -L$(B) -ltnfctl -lpthread \
+		-Wl,-rpath,'$$ORIGIN/../..'
 
 $(B)/tests/helpers/%: tests/helpers/%.c tests/helpers/target_common.h
 	@mkdir -p $(dir $@)
@@ -327,11 +359,16 @@ fuzz: fuzz-build
 
 MAN1_PAGES := $(wildcard man/man1/*.1)
 MAN3_PAGES := $(wildcard man/man3/*.3)
+MAN8_PAGES := $(wildcard man/man8/*.8)
 
-install: all
+install: all $(B)/install/client.o
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCDIR)/tnf \
-		$(DESTDIR)$(LIBDIR)/pkgconfig
-	install -m 0755 $(B)/libtnfctl.so.1 $(B)/libtnfprobe.so.1 $(DESTDIR)$(LIBDIR)/
+		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(ENGINE_DIR)
+	install -m 0755 $(B)/tnfctl-engine $(DESTDIR)$(ENGINE_DIR)/
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libtnfctl.so.1 -Wl,--version-script=src/libtnfctl/libtnfctl.map \
+		-Wl,-z,defs -o $(DESTDIR)$(LIBDIR)/libtnfctl.so.1 \
+		$(filter-out $(B)/src/libtnfctl/client.o,$(CTL_OBJS)) $(B)/install/client.o $(LIBS_CTL)
+	install -m 0755 $(B)/libtnfprobe.so.1 $(DESTDIR)$(LIBDIR)/
 	ln -sf libtnfctl.so.1 $(DESTDIR)$(LIBDIR)/libtnfctl.so
 	ln -sf libtnfprobe.so.1 $(DESTDIR)$(LIBDIR)/libtnfprobe.so
 	install -m 0644 include/tnf/tnfctl.h include/tnf/probe.h $(DESTDIR)$(INCDIR)/tnf/
@@ -345,13 +382,16 @@ install: all
 		-L$(B) -ltnfctl -lpthread -Wl,-rpath,$(LIBDIR)
 	$(CC) $(LDFLAGS) -o $(DESTDIR)$(BINDIR)/prex $(PREX_OBJS) -L$(B) -ltnfctl -ledit -lpthread \
 		-Wl,-rpath,$(LIBDIR)
-	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man8
 	install -m 0644 $(MAN1_PAGES) $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(MAN3_PAGES) $(DESTDIR)$(MANDIR)/man3/
+	install -m 0644 $(MAN8_PAGES) $(DESTDIR)$(MANDIR)/man8/
 
 # Removes exactly what install installs (and the tnf/ include directory if
 # it is left empty).  Keep the two lists in step.
 uninstall:
+	rm -f $(DESTDIR)$(ENGINE_DIR)/tnfctl-engine
+	if [ -d $(DESTDIR)$(ENGINE_DIR) ]; then rmdir --ignore-fail-on-non-empty $(DESTDIR)$(ENGINE_DIR); fi
 	rm -f $(DESTDIR)$(LIBDIR)/libtnfctl.so.1 $(DESTDIR)$(LIBDIR)/libtnfctl.so \
 		$(DESTDIR)$(LIBDIR)/libtnfprobe.so.1 $(DESTDIR)$(LIBDIR)/libtnfprobe.so \
 		$(DESTDIR)$(INCDIR)/tnf/tnfctl.h $(DESTDIR)$(INCDIR)/tnf/probe.h \
@@ -360,6 +400,7 @@ uninstall:
 		$(DESTDIR)$(BINDIR)/prex
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1_PAGES)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3_PAGES)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MAN8_PAGES)))
 	if [ -d $(DESTDIR)$(INCDIR)/tnf ]; then rmdir --ignore-fail-on-non-empty $(DESTDIR)$(INCDIR)/tnf; fi
 
 vmlinux:
@@ -375,4 +416,4 @@ clean:
 .PHONY: all tests check check-kernel stress sanitize memcheck tsan tsan-run demo bench install uninstall vmlinux format clean
 .SECONDARY:
 
--include $(CTL_OBJS:.o=.d) $(PROBE_OBJS:.o=.d) $(TNF_OBJS:.o=.d) $(DUMP_OBJS:.o=.d)
+-include $(CTL_OBJS:.o=.d) $(ENGINE_SRCS:%.c=$(B)/%.d) $(PROBE_OBJS:.o=.d) $(TNF_OBJS:.o=.d) $(DUMP_OBJS:.o=.d)

@@ -82,15 +82,26 @@ static inline const char *rd_line(struct rd *r, int timeout_ms)
 	}
 }
 
-/* Every line until EOF, each followed by '\n', into @out. */
-static inline void rd_rest(struct rd *r, char *out, size_t size)
+/*
+ * Every line until EOF, each followed by '\n', into @out.  No EOF within
+ * the timeout fails: a process still holding the pipe (a target resumed
+ * by prex inherits its stdout and stderr) must be ended first, or the
+ * test would wait out the timeout on every run.
+ */
+#define rd_rest(r, out, size) rd_rest_at(r, out, size, TL_AT)
+static inline void rd_rest_at(struct rd *r, char *out, size_t size, TL_LOC)
 {
+	struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
 	const char *l;
 	size_t off = 0;
 
 	out[0] = '\0';
-	while ((l = rd_line(r, tl.timeout_ms)) && off < size)
-		off += snprintf(out + off, size - off, "%s\n", l);
+	while ((l = rd_line(r, tl.timeout_ms)))
+		if (off < size)
+			off += snprintf(out + off, size - off, "%s\n", l);
+	/* rd_line ends on EOF or a timeout: only EOF leaves the pipe readable */
+	if (poll(&pfd, 1, 0) != 1)
+		TL_FAILF("prex's output did not end within %d ms (got \"%s\")", tl.timeout_ms, out);
 }
 
 /* Reads lines until one contains @needle (failing on timeout); returns it. */

@@ -79,7 +79,7 @@ static int other_children(void)
 		if (tl_read_file(path, buf, sizeof(buf)) <= 0 || !(c = strrchr(buf, ')')))
 			continue;
 		if (sscanf(c + 2, "%*c %d", &ppid) == 1 && ppid == getpid() &&
-		    !strstr(buf, "(tnfctl-tracer)"))
+		    !strstr(buf, "(tnfctl-engine)"))
 			n++;
 	}
 	if (d)

@@ -2,7 +2,7 @@
 /*
  * A controller killed with SIGKILL: its attached target must run on (not
  * stopped, not traced) and its exec_open'd target must die, once the
- * tnfctl-tracer helper (reparented to the test, a subreaper) has exited.
+ * tnfctl-engine helper (reparented to the test, a subreaper) has exited.
  *
  * The controller is build/tests/helpers/tl_ctl, a fresh process that
  * dlopens libtnfctl.so.1.
@@ -66,8 +66,8 @@ static void start_controller(struct ctl *c, struct tl_proc *a, struct tl_proc *b
 		fail_msg("the attached target %d is not traced after the controller opened it",
 			 a->pid);
 	tl_comm(c->tracer, comm, sizeof(comm));
-	if (strcmp(comm, "tnfctl-tracer"))
-		fail_msg("the target's tracer %d is \"%s\", not tnfctl-tracer", c->tracer, comm);
+	if (strcmp(comm, "tnfctl-engine"))
+		fail_msg("the target's tracer %d is \"%s\", not tnfctl-engine", c->tracer, comm);
 	assert_int_equal(tl_tracer_pid(b->pid), c->tracer);
 }
 
@@ -81,10 +81,10 @@ static void kill_controller(struct ctl *c)
 	close(c->rep.reply_r);
 	/* the tracer (reparented to us, a subreaper) cleans up and exits */
 	if (tl_wait_tracers_gone(tl.timeout_ms, &found))
-		fail_msg("tnfctl-tracer %d did not exit within %d ms after its controller died",
+		fail_msg("tnfctl-engine %d did not exit within %d ms after its controller died",
 			 c->tracer, tl.timeout_ms);
 	if (!found)
-		fail_msg("tnfctl-tracer %d is not in the test's process subtree", c->tracer);
+		fail_msg("tnfctl-engine %d is not in the test's process subtree", c->tracer);
 	tl_reap_children();
 }
 

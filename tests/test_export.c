@@ -182,12 +182,12 @@ static pid_t start(char *const argv[], const char *out, const char *err, int pre
 	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", tl.probe);
 	env = tl_env_build(preload ? extra : NULL);
 	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
-	assert_int_equal(posix_spawn_file_actions_addopen(&fa, 1, opath,
-							  O_WRONLY | O_CREAT | O_TRUNC, 0600),
-			 0);
-	assert_int_equal(posix_spawn_file_actions_addopen(&fa, 2, epath,
-							  O_WRONLY | O_CREAT | O_TRUNC, 0600),
-			 0);
+	assert_int_equal(
+		posix_spawn_file_actions_addopen(&fa, 1, opath, O_WRONLY | O_CREAT | O_TRUNC, 0600),
+		0);
+	assert_int_equal(
+		posix_spawn_file_actions_addopen(&fa, 2, epath, O_WRONLY | O_CREAT | O_TRUNC, 0600),
+		0);
 	fflush(stdout);
 	fflush(stderr);
 	rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, env);

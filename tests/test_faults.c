@@ -217,7 +217,7 @@ static void test_controller_killed_at_random(void **state)
 		counts[shm->phase]++;
 		b = shm->b;
 		if (tl_wait_tracers_gone(tl.timeout_ms, &found))
-			fail_msg("run %d: tnfctl-tracer did not exit after its controller died",
+			fail_msg("run %d: tnfctl-engine did not exit after its controller died",
 				 run);
 		/* the exec'd target of the cycle (reparented to us) dies */
 		if (b > 0) {

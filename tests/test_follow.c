@@ -746,7 +746,7 @@ static int wait_comm_dead(const char *comm, int timeout_ms)
 
 /*
  * tnfctl-follow SIGKILLed at random moments while following a busy bash
- * loop: once its tnfctl-tracer has exited, nothing of the tree is stopped
+ * loop: once its tnfctl-engine has exited, nothing of the tree is stopped
  * or traced, and the exec_open'd bash is dead.
  */
 static void test_follow_killed_at_random_moments(void **state)
@@ -788,14 +788,14 @@ static void test_follow_killed_at_random_moments(void **state)
 		/* its tracer helper exists (whoever is its parent) */
 		tl_wait_tracers_gone(0, &ntracers);
 		if (!ntracers && got)
-			fail_msg("run %d: tnfctl-follow printed events, no tnfctl-tracer found",
+			fail_msg("run %d: tnfctl-follow printed events, no tnfctl-engine found",
 				 run);
 		/* no controller is left once it is dead: every tracer must go */
 		kill(p->pid, SIGKILL);
 		tl_reap(p->pid);
 		if (tl_wait_tracers_gone(tl.timeout_ms, NULL))
 			fail_msg(
-				"run %d (seed %u, killed after %d lines): a tnfctl-tracer is alive "
+				"run %d (seed %u, killed after %d lines): a tnfctl-engine is alive "
 				"%d ms after tnfctl-follow died",
 				run, seed, want, tl.timeout_ms);
 		tl_reap_children();

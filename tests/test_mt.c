@@ -372,6 +372,45 @@ static void test_parallel_controllers(void **state)
 	}
 }
 
+/*
+ * An ASan-built controller (tests/helpers/tl_asan_ctl) whose four other
+ * threads allocate without pause opens and closes a handle per round, each
+ * round starting an engine.  With the engine forked from the caller, the
+ * fork child waited for ever, within 200 rounds, on an allocator lock
+ * another thread held (GCC 12's libasan has no fork interceptor); exec'd,
+ * every round ends.  TL_ASAN_ROUNDS rounds (100; 500 with TL_STRESS=full).
+ */
+static void test_asan_caller_threads_allocate(void **state)
+{
+	const char *stress = getenv("TL_STRESS");
+	int rounds = tl_env_int("TL_ASAN_ROUNDS", stress && !strcmp(stress, "full") ? 500 : 100);
+	struct tl_proc *p = tl_proc_new();
+	char prog[PATH_MAX], n[16], want[32];
+	char *argv[] = {prog, n, "/bin/true", NULL};
+	char **env = tl_env_build(NULL);
+	const char *l;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	tl_require_root();
+	tl_watchdog_extend(rounds * 2);
+	tl_path_of(prog, "tests/helpers/tl_asan_ctl");
+	snprintf(n, sizeof(n), "%d", rounds);
+	pid = tl_spawn(argv, env, p->t_reply_w, NULL);
+	free(env);
+	tl_proc_handed_over(p);
+	p->pid = pid;
+	/* a round stuck on a lock shows as no answer: the watchdog's dump says where */
+	l = tl_read_line(p, rounds * 2000);
+	if (!l)
+		fail_msg("tl_asan_ctl: no answer after %d rounds' time", rounds);
+	snprintf(want, sizeof(want), "done %d", rounds);
+	assert_string_equal(l, want);
+	assert_int_equal(tl_waitpid_timeout(pid, &st, 0, tl.timeout_ms), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +418,7 @@ int main(void)
 		TL_TEST(test_child_handle_in_other_thread),
 		TL_TEST(test_blocked_continue_does_not_block_others),
 		TL_TEST(test_parallel_controllers),
+		TL_TEST(test_asan_caller_threads_allocate),
 		TL_FINAL_TEST,
 	};
 

@@ -342,11 +342,16 @@ static void test_exec_open_ld_preload_composition(void **state)
 	tl_close(h, TNFCTL_TARG_DEFAULT);
 }
 
-/* Runs tl_ctl without any privilege on @what; returns the error code it reports. */
-static int unprivileged_open(char *const what[])
+/*
+ * Runs tl_ctl as uid 65534 (@mode "unpriv": no privilege; "capped": only
+ * CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE and CAP_CHECKPOINT_RESTORE) on @what; returns the error code
+ * it reports, 0 once every open worked (tl_ctl is then killed: a
+ * controller death).
+ */
+static int capped_open(const char *mode, char *const what[])
 {
 	char rfd[16];
-	char *argv[16] = {tl.ctl, tl.libctl, rfd, "unpriv"};
+	char *argv[16] = {tl.ctl, tl.libctl, rfd, (char *)mode};
 	struct tl_proc *rep = tl_proc_new();
 	int keep[2], i, code = -1;
 	const char *l;
@@ -364,10 +369,25 @@ static int unprivileged_open(char *const what[])
 	free(env);
 	tl_proc_handed_over(rep);
 	rep->pid = pid;
-	l = tl_expect(rep, "error open ");
+	while ((l = tl_read_line(rep, tl.timeout_ms)) && !strncmp(l, "opened ", 7))
+		;
+	if (!l)
+		fail_msg("tl_ctl %s: no answer in %d ms", mode, tl.timeout_ms);
+	if (!strcmp(l, "stopped")) {
+		kill(pid, SIGKILL);
+		tl_reap(pid);
+		return 0;
+	}
+	if (strncmp(l, "error open ", 11))
+		fail_msg("tl_ctl %s: \"%s\"", mode, l);
 	code = atoi(l + 11);
 	tl_reap(pid);
 	return code;
+}
+
+static int unprivileged_open(char *const what[])
+{
+	return capped_open("unpriv", what);
 }
 
 /* Without BPF/ptrace privileges every open fails with ACCES. */
@@ -389,6 +409,22 @@ static void test_open_without_privileges_acces(void **state)
 	tl_expect(p, "pong");
 }
 
+/*
+ * A caller that is not root but holds the documented capabilities (file
+ * capabilities, or kept across setuid) opens: the
+ * engine is exec'd, and an exec drops such a caller's capabilities unless
+ * the library carries them (ambient), so this failed with ACCES when it
+ * did not.
+ */
+static void test_open_with_capabilities_only(void **state)
+{
+	char *exec_what[] = {"e", "/bin/true", "x", "y", NULL};
+
+	(void)state;
+	tl_require_root();
+	tl_assert_err(capped_open("capped", exec_what), TNFCTL_ERR_NONE);
+}
+
 /* ---- pid_open ------------------------------------------------------ */
 
 static void test_pid_open_stops_every_thread(void **state)
@@ -408,7 +444,7 @@ static void test_pid_open_stops_every_thread(void **state)
 	tracer = tl_tracer_pid(p->pid);
 	assert_true(tracer > 0);
 	tl_comm(tracer, comm, sizeof(comm));
-	assert_string_equal(comm, "tnfctl-tracer");
+	assert_string_equal(comm, "tnfctl-engine");
 	tl_close(h, TNFCTL_TARG_RESUME);
 	tl_assert_running(p->pid, "after close RESUME");
 }
@@ -756,6 +792,7 @@ int main(void)
 		TL_TEST(test_exec_open_ld_preload_and_probe_path),
 		TL_TEST(test_exec_open_ld_preload_composition),
 		TL_TEST(test_open_without_privileges_acces),
+		TL_TEST(test_open_with_capabilities_only),
 		TL_TEST(test_pid_open_stops_every_thread),
 		TL_TEST(test_pid_open_self_badarg),
 		TL_TEST(test_pid_open_thread_id_and_kthread),

@@ -24,14 +24,13 @@
 static char root[PATH_MAX];   /* the repository */
 static char mandir[PATH_MAX]; /* root/man */
 
-static const char *const man_sections[] = {"man1", "man3"};
+static const char *const man_sections[] = {"man1", "man3", "man8"};
 
 /* ------------------------------------------------------------------ */
 /* helpers */
 
 /* Runs @cmd with sh -c; its stdout (the command decides about stderr) into @out. */
-static int run(char *out, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+static int run(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int run(char *out, size_t size, const char *fmt, ...)
 {
 	char cmd[16384];
@@ -279,7 +278,7 @@ static void require_man_tools(void)
 		fail_msg("groff (package groff-base) is needed: %s", out);
 }
 
-/* Calls @fn(section, file name) for each page of man/man1 and man/man3. */
+/* Calls @fn(section, file name) for each page of man/man1, man/man3 and man/man8. */
 static int for_each_page(void (*fn)(const char *sec, const char *name, void *cd), void *cd)
 {
 	char dir[PATH_MAX];
@@ -370,8 +369,7 @@ static void render_one(const char *sec, const char *file, void *cd)
 		static const char *const need[] = {".TH ", ".SH NAME", ".SH SYNOPSIS",
 						   ".SH DESCRIPTION", ".SH SEE ALSO"};
 		static const char *const need3[] = {".SH RETURN VALUE", ".SH ERRORS",
-						    ".SH ATTRIBUTES", ".SH NOTES",
-						    ".SH STANDARDS"};
+						    ".SH ATTRIBUTES", ".SH NOTES", ".SH STANDARDS"};
 		unsigned i;
 
 		for (i = 0; i < sizeof(need) / sizeof(need[0]); i++)
@@ -397,20 +395,19 @@ static void render_one(const char *sec, const char *file, void *cd)
 		rs->bad++;
 	}
 	/* groff directly, every warning enabled, no output */
-	st = run(out, sizeof(out), "cd '%s' && groff -man -ww -z '%s/%s' 2>&1", mandir, sec,
-		 file);
+	st = run(out, sizeof(out), "cd '%s' && groff -man -ww -z '%s/%s' 2>&1", mandir, sec, file);
 	if (st || out[0]) {
 		print_error("%s/%s: groff -man -ww -z (status %d):\n%s", sec, file, st, out);
 		rs->bad++;
 	}
 	/* and what a reader sees names the page (a link: in the NAME of its target) */
 	st = run(out, sizeof(out),
-		 "cd '%s' && MANWIDTH=80 LC_ALL=C.UTF-8 man -l '%s/%s' 2>/dev/null | col -b", mandir,
-		 sec, file);
+		 "cd '%s' && MANWIDTH=80 LC_ALL=C.UTF-8 man -l '%s/%s' 2>/dev/null | col -b",
+		 mandir, sec, file);
 	p = strstr(out, "NAME");
 	if (st || !p || !strstr(p, name)) {
-		print_error("%s/%s: the rendered page does not show \"%s\" under NAME\n", sec,
-			    file, name);
+		print_error("%s/%s: the rendered page does not show \"%s\" under NAME\n", sec, file,
+			    name);
 		rs->bad++;
 	}
 }
@@ -589,6 +586,19 @@ static void test_install_and_consumer(void **state)
 		staging) ||
 	    out[0])
 		fail_msg("the installed tnfctl_exec_open(3) link: %s", out);
+
+	/* the engine where the installed library looks for it (not the build tree) */
+	snprintf(path, sizeof(path), "%s/usr/local/libexec/tnfctl/tnfctl-engine", staging);
+	if (access(path, X_OK))
+		fail_msg("no executable engine at %s", path);
+	if (run(out, sizeof(out), "strings '%s/usr/local/lib/libtnfctl.so.1' 2>&1", staging))
+		fail_msg("strings on the installed libtnfctl.so.1: %s", out);
+	if (!strstr(out, "\n/usr/local/libexec/tnfctl/tnfctl-engine\n"))
+		fail_msg("the installed libtnfctl.so.1 does not name the installed engine "
+			 "(/usr/local/libexec/tnfctl/tnfctl-engine)");
+	p = strstr(out, "/tnfctl-engine\n");
+	if (p && strstr(p + 1, "/tnfctl-engine\n"))
+		fail_msg("the installed libtnfctl.so.1 names another engine too");
 
 	/* the installed tools run */
 	if (run(out, sizeof(out), "'%s/usr/local/bin/tnfdump' --help 2>&1", staging))

@@ -137,7 +137,7 @@ static void test_failed_open_keeps_foreign_stop(void **state)
 	}
 }
 
-/* The one live tnfctl-tracer of our subtree. */
+/* The one live tnfctl-engine of our subtree. */
 static pid_t the_tracer(void)
 {
 	struct tl_pinfo *ps;
@@ -152,7 +152,7 @@ static pid_t the_tracer(void)
 		}
 	free(ps);
 	if (k != 1)
-		fail_msg("%d live tnfctl-tracer helpers, expected 1", k);
+		fail_msg("%d live tnfctl-engine helpers, expected 1", k);
 	return found;
 }
 

@@ -5,7 +5,7 @@
  *
  * Every test binary:
  *  - makes itself a child subreaper, so everything it starts, directly or
- *    not (the library's tnfctl-tracer, targets, their children), stays in
+ *    not (the library's tnfctl-engine, targets, their children), stays in
  *    its process subtree;
  *  - runs each test between tl_setup/tl_teardown: the teardown kills every
  *    process the test registered, joins its threads, closes its handles and
@@ -117,7 +117,7 @@ struct tl_state {
 	int timeout_ms;
 	int test_timeout_s;
 	int inited;
-	/* tnfctl-tracer helpers reaped dead of a signal other than SIGKILL */
+	/* tnfctl-engine helpers reaped dead of a signal other than SIGKILL */
 	int tracer_crashes;
 	/* build artefacts (absolute) */
 	char bdir[PATH_MAX];
@@ -580,7 +580,7 @@ static inline int tl_subtree(struct tl_pinfo **out)
 
 static inline int tl_is_tracer(const struct tl_pinfo *pi)
 {
-	return !strcmp(pi->comm, "tnfctl-tracer");
+	return !strcmp(pi->comm, "tnfctl-engine");
 }
 
 /* SIGKILL every live process of the subtree (optionally sparing tracers). */
@@ -607,7 +607,7 @@ static inline void tl_kill_subtree(int spare_tracer)
 }
 
 /*
- * Waits up to @timeout_ms for every live tnfctl-tracer of the subtree to
+ * Waits up to @timeout_ms for every live tnfctl-engine of the subtree to
  * exit (it may be a child or, after its parent died, reparented to us).
  * Returns how many are still alive; @found (if set) gets how many there
  * were, counting those already exited but not yet reaped (zombies).
@@ -642,7 +642,7 @@ static inline int tl_wait_tracers_gone(int timeout_ms, int *found)
 }
 
 /*
- * Reaps our zombie children.  A tnfctl-tracer helper that died of a signal
+ * Reaps our zombie children.  A tnfctl-engine helper that died of a signal
  * other than SIGKILL (the teardown's) crashed: the test saw it only as an
  * INTERNAL (ECONNRESET); it is named here and fails the teardown.
  */
@@ -657,8 +657,8 @@ static inline void tl_reap_children(void)
 		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) || !si.si_pid)
 			break;
 		if (si.si_code != CLD_EXITED && si.si_status != SIGKILL &&
-		    !tl_read_pinfo(si.si_pid, &pi) && !strcmp(pi.comm, "tnfctl-tracer")) {
-			print_error("ERROR: tnfctl-tracer %d died of signal %d (%s)\n",
+		    !tl_read_pinfo(si.si_pid, &pi) && !strcmp(pi.comm, "tnfctl-engine")) {
+			print_error("ERROR: tnfctl-engine %d died of signal %d (%s)\n",
 				    (int)si.si_pid, si.si_status, strsignal(si.si_status));
 			__atomic_add_fetch(&tl.tracer_crashes, 1, __ATOMIC_SEQ_CST);
 		}
@@ -1482,7 +1482,7 @@ static inline void *tl_watchdog_fn(void *arg)
 			tl_dump_subtree();
 			tl_kill_subtree(1);
 		} else if (stage == 2) {
-			fprintf(stderr, "watchdog: still stuck: killing tnfctl-tracer too\n");
+			fprintf(stderr, "watchdog: still stuck: killing tnfctl-engine too\n");
 			tl_kill_subtree(0);
 		} else {
 			fprintf(stderr, "watchdog: still stuck: giving up on this binary\n");
@@ -1692,7 +1692,7 @@ static inline void tl_report_time(void)
 
 /*
  * Kills what the test started, joins its threads, closes its handles, then
- * requires the whole process subtree (tnfctl-tracer included) to end.
+ * requires the whole process subtree (tnfctl-engine included) to end.
  */
 static inline int tl_teardown(void **state)
 {
@@ -1744,7 +1744,7 @@ static inline int tl_teardown(void **state)
 		return -1;
 	}
 	if (__atomic_exchange_n(&tl.tracer_crashes, 0, __ATOMIC_SEQ_CST)) {
-		print_error("ERROR: a tnfctl-tracer helper crashed during the test\n");
+		print_error("ERROR: a tnfctl-engine helper crashed during the test\n");
 		return -1;
 	}
 	return 0;

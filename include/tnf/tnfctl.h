@@ -13,17 +13,26 @@
  * Linux notes common to all process-control functions:
  *  - Events are captured in the kernel by BPF programs; ptrace is used only
  *    to stop and resume.  The controller therefore needs root, or
- *    CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE.  Without them every open fails
- *    with TNFCTL_ERR_ACCES.  On a kernel without what the BPF side needs
+ *    CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE + CAP_CHECKPOINT_RESTORE (the
+ *    last for /proc/PID/map_files; CAP_SYS_ADMIN before Linux 5.9), in its
+ *    effective set.  Without them every open fails with TNFCTL_ERR_ACCES.  On a kernel without what the BPF side needs
  *    (BTF, tp_btf, the BPF ring buffer, BPF atomics: Linux 5.12 or later;
  *    tested on 6.1, 6.12 and 6.18) every open fails with TNFCTL_ERR_KERNEL,
  *    as does every open when TNFCTL_STOP_MODE=kfunc forces a stop mode the
  *    kernel lacks (the bpf_send_signal_task kfunc, 6.13).
- *  - On the first open the library starts one helper process (the tracer)
- *    that owns the BPF object and all ptrace state.  It ends when the last
- *    handle is closed.  If the controller dies, the helper resumes every
- *    attached target and kills every exec_open'd target not yet released,
- *    so no process is ever left stopped.
+ *  - On the first open the library starts the engine, tnfctl-engine(8), by
+ *    exec (never a fork of the caller without exec, so a multi-threaded
+ *    caller is safe): a helper program that owns the BPF object and all
+ *    ptrace state, with no more capabilities than the caller's effective
+ *    set.  It is found at a path fixed at build time
+ *    ($libexecdir/tnfctl/tnfctl-engine), or at $TNFCTL_ENGINE (ignored in
+ *    a set-id program).  It ends when the last handle is closed.  If the
+ *    controller dies, the engine resumes every attached target and kills
+ *    every exec_open'd target not yet released, so no process is ever left
+ *    stopped.  An engine that cannot be started fails the open with
+ *    TNFCTL_ERR_INTERNAL (errno says why: ENOENT, EACCES, ...; with
+ *    TNFCTL_DEBUG set the library names the path on stderr), or
+ *    TNFCTL_ERR_ALLOCFAIL when out of memory or processes.
  *  - A target is only ever controlled if the caller could ptrace it.
  */
 #ifndef _TNF_TNFCTL_H
@@ -316,14 +325,14 @@ tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *
  *  TNFCTL_ERR_NOPROCESS  the target was killed while stopped (only SIGKILL
  *                        can do that).
  *  TNFCTL_ERR_ALLOCFAIL  no descriptor (RLIMIT_NOFILE, in the caller or in
- *                        the tracer helper, which raises its soft limit to
+ *                        the engine, which raises its soft limit to
  *                        the hard one) or memory for the socket of a FORK
  *                        child's handle (@child_hndl set; errno is EMFILE
  *                        or ENFILE when descriptors ran out; the target is
  *                        still stopped, the handle usable).  Each handle
  *                        holds one descriptor, and two more while a
  *                        continue with @child_hndl waits.
- *  TNFCTL_ERR_INTERNAL   the tracer helper failed.
+ *  TNFCTL_ERR_INTERNAL   the engine failed.
  */
 tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *hndl, tnfctl_event_t *evt,
 				 tnfctl_handle_t **child_hndl);
@@ -353,7 +362,7 @@ tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *hndl, tnfctl_event_t *evt,
  *
  * Errors:
  *  TNFCTL_ERR_BADARG    @targ_op is not one of the four (handle untouched).
- *  TNFCTL_ERR_INTERNAL  the tracer helper failed (handle freed anyway).
+ *  TNFCTL_ERR_INTERNAL  the engine failed (handle freed anyway).
  */
 tnfctl_errcode_t tnfctl_close(tnfctl_handle_t *hndl, tnfctl_targ_op_t targ_op);
 
@@ -827,7 +836,7 @@ tnfctl_errcode_t tnfctl_event_info_get(tnfctl_handle_t *hndl, tnfctl_event_info_
 
 /*
  * tnfctl_events_lost - kernel event records that could not be reserved in
- * the ring buffer (Linux extension), as last reported by the tracer helper.
+ * the ring buffer (Linux extension), as last reported by the engine.
  * A lost record never becomes a hang or a wrong event: the event is
  * reported from ptrace state where possible, and counted here.
  * The count is cumulative over the life of the calling process.
@@ -919,7 +928,7 @@ uint64_t tnfctl_events_lost(void);
  * ELIBACC when the loader ended it before the sync point (without
  * NOPROBES: a missing library; the loader said which on the child's
  * stderr), EPERM when the caller lacks the privilege BPF and ptrace need
- * (root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE).  tnfctl_exec_open()
+ * (root, or the capabilities at the top of this file).  tnfctl_exec_open()
  * sets errno the same way.
  *
  * tnfctl_pid_open_flags - tnfctl_pid_open() with @flags (only
@@ -998,7 +1007,7 @@ tnfctl_errcode_t tnfctl_event_exec_get(tnfctl_handle_t *hndl, struct tnfctl_exec
  * reparented and is not part of the tree.
  *
  * The watch lives in the calling process (its own BPF object, maps and ring
- * buffer; no tracer helper), so it needs what the BPF side of every open
+ * buffer; no engine), so it needs what the BPF side of every open
  * needs (root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE) and BPF task
  * iterators (5.8) besides (without them the open fails with
  * TNFCTL_ERR_KERNEL; tested on 6.1, 6.12 and 6.18).  Watches are independent of

@@ -16,7 +16,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include "internal.h"
-#include "tracer.h"
+#include "target.h"
 
 #define MAX_OBJS 4096
 

@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Controller side of the tracer helper: starts it on the first open, hands it
- * one socket per handle, and lets it go when the last handle is closed.
+ * Client side of the engine (tnfctl-engine, src/engine/): starts it by exec
+ * on the first open, hands it one socket per handle, and lets it go when
+ * the last handle is closed.
  *
  * All ptrace requests must come from the tracing thread, and waitpid() on
  * tracees must not steal the application's own children, so the tracing is
  * done by a helper process of our own (it also outlives a killed controller
- * long enough to resume its targets, see tracer.c).
+ * long enough to resume its targets, see src/engine/tracer.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <linux/capability.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/prctl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "internal.h"
-#include "tracer.h"
+#include "proto.h"
 
 /*
  * A helper and the handles it serves.  A new open goes to `cur`; if that
@@ -172,20 +177,127 @@ tnfctl_errcode_t tnf_client_socketpair(int sv[2])
 	return TNFCTL_ERR_INTERNAL;
 }
 
+/* $TNFCTL_ENGINE (ignored in a set-id program), else where the build put it. */
+static const char *engine_path(void)
+{
+	const char *e = secure_getenv("TNFCTL_ENGINE");
+
+	return e && *e ? e : TNFCTL_ENGINE_PATH;
+}
+
+/* TNFCTL_DEBUG: why the engine could not be started (INTERNAL says no more). */
+static void engine_dbg(const char *path, const char *what, int e)
+{
+	if (getenv("TNFCTL_DEBUG"))
+		fprintf(stderr, "libtnfctl: engine %s: %s: %s\n", path, what, strerror(e));
+	errno = e;
+}
+
 /*
- * The helper is started through an intermediate process, so that it is not
- * our child: the application never sees its SIGCHLD nor has to reap it, and
- * the last tnfctl_close() need not wait while the kernel unregisters its
- * uprobes (hundreds of ms), which happens after the helper has let go of
- * every target.
+ * An exec drops the capabilities of a caller that is not root (set by file
+ * capabilities, or kept across setuid): the engine would lack CAP_BPF and
+ * the rest.  Ambient capabilities carry them across the exec, for this
+ * thread's spawn only (ambient sets are per thread).  Fills @saved with
+ * what to restore.  The engine keeps no more than our effective set.
  */
+struct caps_saved {
+	struct __user_cap_header_struct h;
+	struct __user_cap_data_struct d[2];
+	uint64_t raised; /* ambient capabilities raised here */
+};
+
+static void ambient_raise(struct caps_saved *sv)
+{
+	struct __user_cap_data_struct d[2];
+	uint64_t eff;
+	int cap;
+
+	memset(sv, 0, sizeof(*sv));
+	sv->h.version = _LINUX_CAPABILITY_VERSION_3;
+	if (geteuid() == 0 || syscall(SYS_capget, &sv->h, sv->d))
+		return;
+	eff = sv->d[0].effective | (uint64_t)sv->d[1].effective << 32;
+	if (!eff)
+		return;
+	memcpy(d, sv->d, sizeof(d));
+	d[0].inheritable |= d[0].effective;
+	d[1].inheritable |= d[1].effective;
+	if (syscall(SYS_capset, &sv->h, d))
+		return;
+	for (cap = 0; cap < 64; cap++)
+		if ((eff >> cap & 1) &&
+		    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0) == 0 &&
+		    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) == 0)
+			sv->raised |= 1ULL << cap;
+}
+
+static void ambient_restore(struct caps_saved *sv)
+{
+	int cap;
+
+	if (!sv->h.version || geteuid() == 0)
+		return;
+	for (cap = 0; cap < 64; cap++)
+		if (sv->raised >> cap & 1)
+			prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, cap, 0, 0);
+	syscall(SYS_capset, &sv->h, sv->d);
+}
+
+/*
+ * Starts the engine by exec, its end of the socket as descriptor 3, with
+ * no signal blocked or ignored.  The engine's first process forks the
+ * engine proper and exits (tnfctl-engine's main), so that the engine is not
+ * our child: the application never sees its SIGCHLD nor has to reap it.
+ * Returns 0, or an errno.
+ */
+static int engine_spawn(const char *path, int sock)
+{
+	char *const argv[] = {"tnfctl-engine", NULL};
+	posix_spawn_file_actions_t fa;
+	struct caps_saved caps;
+	posix_spawnattr_t at;
+	sigset_t none, all;
+	int rc, st, fd = sock;
+	pid_t pid;
+
+	/* dup2 onto itself would keep close-on-exec: move it first */
+	if (sock == 3 && (fd = fcntl(sock, F_DUPFD_CLOEXEC, 4)) < 0)
+		return errno;
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&at);
+	rc = posix_spawn_file_actions_adddup2(&fa, fd, 3);
+	if (!rc)
+		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	if (!rc)
+		rc = posix_spawnattr_setsigmask(&at, &none);
+	if (!rc)
+		rc = posix_spawnattr_setsigdefault(&at, &all);
+	if (!rc) {
+		ambient_raise(&caps);
+		rc = posix_spawn(&pid, path, &fa, &at, argv, environ);
+		ambient_restore(&caps);
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	if (fd != sock)
+		close(fd);
+	if (rc)
+		return rc;
+	/* ECHILD if the application reaped it first: the engine's reply tells */
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return 0;
+}
+
 static tnfctl_errcode_t agent_start(void)
 {
 	struct tnf_agent *a = calloc(1, sizeof(*a));
+	const char *path = engine_path();
 	tnfctl_errcode_t err;
 	struct tnf_rep rep;
-	int sv[2], st;
-	pid_t pid;
+	int sv[2], e;
 	ssize_t n;
 
 	if (!a)
@@ -195,31 +307,25 @@ static tnfctl_errcode_t agent_start(void)
 		free(a);
 		return err;
 	}
-	pid = fork();
-	if (pid < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		free(a);
-		return TNFCTL_ERR_ALLOCFAIL;
-	}
-	if (pid == 0) {
-		pid_t agent;
-
-		close(sv[0]);
-		agent = fork();
-		if (agent == 0)
-			_exit(tnf_tracer_main(sv[1]));
-		_exit(agent < 0);
-	}
+	e = engine_spawn(path, sv[1]);
 	close(sv[1]);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	if (e) {
+		close(sv[0]);
+		free(a);
+		engine_dbg(path, "cannot start it", e);
+		return e == ENOMEM || e == EAGAIN || e == EMFILE || e == ENFILE
+			       ? TNFCTL_ERR_ALLOCFAIL
+			       : TNFCTL_ERR_INTERNAL;
+	}
 	n = tnf_recv(sv[0], &rep, sizeof(rep), NULL);
 	if (n != (ssize_t)sizeof(rep) || rep.err != TNFCTL_ERR_NONE) {
 		close(sv[0]);
 		free(a);
-		if (n != (ssize_t)sizeof(rep))
+		if (n != (ssize_t)sizeof(rep)) {
+			engine_dbg(path, "it ended before its first reply (run it by hand for why)",
+				   n < 0 ? errno : ECONNRESET);
 			return TNFCTL_ERR_INTERNAL;
+		}
 		/* The BPF load's errno (EPERM: no privilege), for the caller's message. */
 		errno = rep.exit_status > 0 ? rep.exit_status : EPERM;
 		return (tnfctl_errcode_t)rep.err;

@@ -145,7 +145,7 @@ tnfctl_errcode_t tnf_map_errno(int e);
 int tnf_create_file(const char *path, uint64_t size, uid_t owner, tnfctl_errcode_t *err);
 tnfctl_errcode_t tnf_abs_path(const char *name, char *path, size_t len);
 
-/* events.c: a process's start as BPF computes it (start_boottime in USER_HZ ticks), 0 if gone */
+/* target.c: a process's start as BPF computes it (start_boottime in USER_HZ ticks), 0 if gone */
 uint64_t tnf_start_ticks(pid_t tgid);
 
 /* kernel.c: kernel-mode handles (TNF_MODE_KERNEL) */

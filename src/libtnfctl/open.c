@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "internal.h"
-#include "tracer.h"
+#include "target.h"
 
 extern char **environ;
 

@@ -14,7 +14,7 @@
 #include "internal.h"
 #include "objfile.h"
 #include "tnf_runtime.h"
-#include "tracer.h"
+#include "target.h"
 
 #define CB_OFF(f) offsetof(struct tnf_probe_control, f)
 

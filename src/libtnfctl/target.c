@@ -5,6 +5,7 @@
 #include <elf.h>
 #include <time.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@
 #include <unistd.h>
 #include <tnf/tnfctl.h>
 #include "elfsym.h"
-#include "tracer.h"
+#include "target.h"
 
 /* A numeric field of /proc/@where/status (@where: "PID" or "PID/task/TID"), or -1. */
 static int status_field_path(const char *where, const char *field)
@@ -522,4 +523,37 @@ int tnf_rtld_last_object(pid_t pid, uint64_t r_state_addr, char *buf, size_t len
 	}
 	buf[len - 1] = '\0';
 	return 0;
+}
+
+/* The boottime offset of our time namespace, in ticks (/proc shows times with it). */
+static uint64_t timens_boot_ticks(void)
+{
+	FILE *f = fopen("/proc/self/timens_offsets", "re");
+	long long sec = 0, nsec = 0;
+	char line[128], name[32];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%31s %lld %lld", name, &sec, &nsec) == 3 &&
+		    !strcmp(name, "boottime"))
+			break;
+	if (f)
+		fclose(f);
+	return (uint64_t)(sec * 1000000000LL + nsec) / TNF_NSEC_PER_TICK;
+}
+
+static uint64_t boot_offset;
+
+static void boot_offset_init(void)
+{
+	boot_offset = timens_boot_ticks();
+}
+
+/* @tgid's start time as the BPF side computes it, or 0 if it is gone. */
+uint64_t tnf_start_ticks(pid_t tgid)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	uint64_t ticks = tnf_proc_starttime(tgid);
+
+	pthread_once(&once, boot_offset_init); /* kernel mode calls this from any thread */
+	return ticks ? ticks - boot_offset : 0;
 }

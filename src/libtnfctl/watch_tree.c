@@ -16,7 +16,7 @@
 #include <bpf/libbpf.h>
 #include "elfsym.h"
 #include "kfeatures.h"
-#include "tracer.h"
+#include "target.h"
 #include "watch.h"
 #include "watch.skel.h"
 

@@ -11,7 +11,10 @@
  * writes "running" and waits to be killed.  "hold" is "stop" plus a forked
  * child (reported as "holder <pid>") that outlives the controller.  Errors: "error <what>", exit 1;
  * a failed open is "error open <code> <message>".  "unpriv" first drops
- * every privilege (uid/gid 65534, no groups) and stops after the opens.
+ * every privilege (uid/gid 65534, no groups) and stops after the opens;
+ * "capped" is uid/gid 65534 too, keeping only CAP_BPF, CAP_PERFMON,
+ * CAP_SYS_PTRACE and CAP_CHECKPOINT_RESTORE (permitted and effective), the
+ * documented minimum.
  */
 #include <grp.h>
 #include <dlfcn.h>
@@ -21,8 +24,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <tnf/tnfctl.h>
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+#ifndef CAP_CHECKPOINT_RESTORE
+#define CAP_CHECKPOINT_RESTORE 40
+#endif
 
 #define MAX_HANDLES 8
 
@@ -63,6 +79,25 @@ static void *sym(void *lib, const char *name)
 	return p;
 }
 
+/* uid/gid 65534 with the documented minimum of capabilities only. */
+static int drop_to_capped(void)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+	static const int caps[] = {CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE, CAP_CHECKPOINT_RESTORE};
+	unsigned int i;
+
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) || setgroups(0, NULL) ||
+	    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return -1;
+	memset(d, 0, sizeof(d));
+	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		d[caps[i] / 32].permitted |= 1u << (caps[i] % 32);
+		d[caps[i] / 32].effective |= 1u << (caps[i] % 32);
+	}
+	return (int)syscall(SYS_capset, &h, d);
+}
+
 static void *cont_loop(void *arg)
 {
 	tnfctl_handle_t *h = arg;
@@ -91,6 +126,10 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[3], "unpriv") && (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
 					   setresuid(65534, 65534, 65534))) {
 		report("error cannot drop privileges");
+		return 1;
+	}
+	if (!strcmp(argv[3], "capped") && drop_to_capped()) {
+		report("error cannot drop to the capabilities");
 		return 1;
 	}
 	lib = dlopen(argv[1], RTLD_NOW);

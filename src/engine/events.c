@@ -207,39 +207,6 @@ uint64_t tnf_events_lost(void)
 	return sum;
 }
 
-/* The boottime offset of our time namespace, in ticks (/proc shows times with it). */
-static uint64_t timens_boot_ticks(void)
-{
-	FILE *f = fopen("/proc/self/timens_offsets", "re");
-	long long sec = 0, nsec = 0;
-	char line[128], name[32];
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%31s %lld %lld", name, &sec, &nsec) == 3 &&
-		    !strcmp(name, "boottime"))
-			break;
-	if (f)
-		fclose(f);
-	return (uint64_t)(sec * 1000000000LL + nsec) / TNF_NSEC_PER_TICK;
-}
-
-static uint64_t boot_offset;
-
-static void boot_offset_init(void)
-{
-	boot_offset = timens_boot_ticks();
-}
-
-/* @tgid's start time as the BPF side computes it, or 0 if it is gone. */
-uint64_t tnf_start_ticks(pid_t tgid)
-{
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	uint64_t ticks = tnf_proc_starttime(tgid);
-
-	pthread_once(&once, boot_offset_init); /* kernel mode calls this from any thread */
-	return ticks ? ticks - boot_offset : 0;
-}
-
 /*
  * Track @tgid with @flags.  An entry is only ever created for a process we
  * trace (a tracee cannot be reaped, so its pid cannot be reused, until we

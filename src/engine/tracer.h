@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The tracer helper process: one per controller, forked on the first open.
- * It owns the BPF object (events.c), every ptrace relationship (ptrace.c),
+ * tnfctl-engine, the helper program the library starts by exec (main.c):
+ * it owns the BPF object (events.c), every ptrace relationship (ptrace.c),
  * and the per-target state machine (tracer.c).
  */
 #ifndef TNFCTL_TRACER_H
@@ -12,8 +12,9 @@
 #include <sys/types.h>
 #include "tnfctl_events.h"
 #include "proto.h"
+#include "target.h"
 
-/* Entry point of the helper; returns its exit status. */
+/* The engine's loop, serving the client on @sock; returns its exit status. */
 int tnf_tracer_main(int sock);
 
 /* One traced thread. */
@@ -120,35 +121,5 @@ int thr_setoptions(struct thr *th, unsigned long opts);
 bool thr_all_stopped(struct target *t);
 bool thr_tty_sigint_pending(struct target *t);
 unsigned long tnf_ptrace_opts(bool exitkill, bool fork_opts);
-
-/* target.c: /proc and target memory */
-struct tnf_maps_info {
-	uint64_t ldso_base;
-	char ldso_path[512]; /* /proc/PID/map_files/... of ld.so */
-	char libc_path[512];
-	bool has_libtnfprobe;
-	bool has_libc;
-};
-int tnf_proc_tgid(pid_t tid);
-int tnf_proc_tracer(pid_t pid);
-bool tnf_proc_traced_by(pid_t tgid, pid_t tracer);
-bool tnf_proc_sig_queued(pid_t pid, int sig);
-bool tnf_proc_sigstop_pending(pid_t pid);
-bool tnf_proc_kthread(pid_t pid);
-bool tnf_proc_exiting(pid_t tid);
-bool tnf_proc_refused(pid_t pid);
-bool tnf_proc_job_stopped(pid_t pid);
-bool tnf_proc_task_exists(pid_t tgid, pid_t tid);
-int tnf_proc_open_task_file(pid_t pid, const char *name);
-unsigned long long tnf_proc_starttime(pid_t pid);
-void tnf_proc_wait_stopped(pid_t pid);
-int tnf_proc_maps(pid_t pid, struct tnf_maps_info *mi);
-int tnf_proc_read(pid_t pid, uint64_t addr, void *buf, size_t len);
-/* rtld: &_r_debug.r_state, and whether start-up is complete. */
-int tnf_rtld_locate(pid_t pid, const struct tnf_maps_info *mi, uint64_t *r_state_addr);
-int tnf_rtld_started(pid_t pid, uint64_t r_state_addr);
-int tnf_rtld_consistent(pid_t pid, uint64_t r_state_addr);
-int tnf_rtld_namespaces(pid_t pid, uint64_t r_state_addr, uint64_t *rd, int max);
-int tnf_rtld_last_object(pid_t pid, uint64_t r_state_addr, char *buf, size_t len);
 
 #endif

@@ -83,7 +83,7 @@ static bool debug_on;
 #define dbg(...)                                                                                   \
 	do {                                                                                       \
 		if (debug_on)                                                                      \
-			fprintf(stderr, "tnfctl-tracer: " __VA_ARGS__);                            \
+			fprintf(stderr, "tnfctl-engine: " __VA_ARGS__);                            \
 	} while (0)
 
 /* ---- sockets and replies ------------------------------------------------ */
@@ -1583,7 +1583,7 @@ static void setup_process(int sock)
 	int sig;
 
 	setsid();
-	prctl(PR_SET_NAME, "tnfctl-tracer");
+	prctl(PR_SET_NAME, "tnfctl-engine");
 	/*
 	 * Two descriptors per followed process: a tree of a few hundred live
 	 * processes outgrows a soft limit of 1024.  The helper runs nothing

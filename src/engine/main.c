@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * tnfctl-engine: the helper program libtnfctl starts by exec (posix_spawn),
+ * never as a fork of the caller that goes on without exec: the fork child
+ * of a multi-threaded caller inherits locks other threads held (malloc, a
+ * sanitizer's allocator, libbpf's), and only async-signal-safe calls are
+ * defined there.  Its client's socket is descriptor 3 (a SOCK_SEQPACKET
+ * unix socket, proto.h); tnfctl-engine(8) says how it is found and run.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "tracer.h"
+
+#define CLIENT_FD 3
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: tnfctl-engine\n"
+		"The helper program of libtnfctl(3): the library starts it, with its\n"
+		"client's socket as descriptor 3.  It is not run by hand; see tnfctl-engine(8).\n");
+}
+
+/* The effective capabilities of process @pid (/proc/PID/status), or -1. */
+static int caps_of(pid_t pid, unsigned long long *eff)
+{
+	char path[64], line[256];
+	FILE *f;
+	int ret = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", eff) == 1) {
+			ret = 0;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+/*
+ * The caller never gains a privilege through the engine: the exec gave a
+ * root engine every capability of the bounding set, a root caller may have
+ * dropped some.  Keep only what the client has in its effective set.
+ */
+static int limit_caps(pid_t client)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+	unsigned long long eff;
+	int i;
+
+	if (caps_of(client, &eff) || syscall(SYS_capget, &h, d))
+		return -1;
+	for (i = 0; i < 2; i++) {
+		uint32_t keep = (uint32_t)(eff >> (32 * i));
+
+		d[i].permitted &= keep;
+		d[i].effective &= keep;
+		d[i].inheritable = 0;
+	}
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+/* Descriptor 3 is a client socket of our own user: anything else is not our caller. */
+static int check_client(void)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	int type = 0;
+
+	len = sizeof(type);
+	if (getsockopt(CLIENT_FD, SOL_SOCKET, SO_TYPE, &type, &len) || type != SOCK_SEQPACKET) {
+		fprintf(stderr,
+			"tnfctl-engine: descriptor %d is not a client socket "
+			"(tnfctl-engine is started by libtnfctl)\n",
+			CLIENT_FD);
+		return -1;
+	}
+	len = sizeof(cr);
+	if (getsockopt(CLIENT_FD, SOL_SOCKET, SO_PEERCRED, &cr, &len) || cr.uid != geteuid()) {
+		fprintf(stderr, "tnfctl-engine: the client is not of this user\n");
+		return -1;
+	}
+	if (limit_caps(cr.pid)) {
+		fprintf(stderr, "tnfctl-engine: cannot take the client's capabilities: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	pid_t pid;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return 0;
+		}
+		usage(stderr);
+		return 2;
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (check_client())
+		return 2;
+	/* Nothing of the caller's but the socket (close_range: 5.9+; tracer.c closes again). */
+	syscall(SYS_close_range, CLIENT_FD + 1, ~0U, 0);
+	/*
+	 * Not the caller's child: the library waits for this first process,
+	 * and the engine (single-threaded here, freshly exec'd) goes on in
+	 * its child, reparented to init or the caller's subreaper.
+	 */
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "tnfctl-engine: fork: %s\n", strerror(errno));
+		return 1;
+	}
+	if (pid > 0)
+		_exit(0);
+	return tnf_tracer_main(CLIENT_FD);
+}
