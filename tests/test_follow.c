@@ -745,6 +745,48 @@ static int wait_comm_dead(const char *comm, int timeout_ms)
 }
 
 /*
+ * An engine that cannot be started or ends at once (a wrong TNFCTL_ENGINE,
+ * an installation without it): the open fails, tnfctl-follow exits 1, and
+ * the library's line on stderr names the engine's path and the reason;
+ * nothing is left behind.
+ */
+static void test_follow_engine_missing(void **state)
+{
+	static const struct {
+		const char *engine, *why;
+	} cases[] = {
+		{"/nonexistent/tnfctl-engine", "cannot be started: No such file or directory"},
+		{"/etc/passwd", "cannot be started: Permission denied"},
+		{"/bin/false", "ended before its first reply"},
+	};
+	char *args[] = {"/bin/true", NULL};
+	char *saved = getenv("TNFCTL_ENGINE") ? strdup(getenv("TNFCTL_ENGINE")) : NULL;
+	char want[256];
+	struct follow_run r;
+	unsigned i;
+
+	(void)state;
+	tl_require_root();
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		/* only this thread reads the environment meanwhile */
+		setenv("TNFCTL_ENGINE", cases[i].engine, 1);
+		run_follow(&r, args, tl.timeout_ms);
+		if (saved)
+			setenv("TNFCTL_ENGINE", saved, 1);
+		else
+			unsetenv("TNFCTL_ENGINE");
+		snprintf(want, sizeof(want), "libtnfctl: the engine %s %s", cases[i].engine,
+			 cases[i].why);
+		if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 1 || !r.text ||
+		    !strstr(r.text, want))
+			fail_msg("TNFCTL_ENGINE=%s: status 0x%x, wanted \"%s\" in:\n%s",
+				 cases[i].engine, r.status, want, r.text ? r.text : "");
+		assert_int_equal(r.nev, 0);
+		free_run(&r);
+	}
+	free(saved);
+}
+/*
  * tnfctl-follow SIGKILLed at random moments while following a busy bash
  * loop: once its tnfctl-engine has exited, nothing of the tree is stopped
  * or traced, and the exec_open'd bash is dead.
@@ -834,6 +876,7 @@ int main(void)
 		TL_TEST(test_follow_merge_with_probes),
 		TL_TEST(test_follow_output_links),
 		TL_TEST(test_follow_output_errors),
+		TL_TEST(test_follow_engine_missing),
 		TL_TEST(test_follow_killed_at_random_moments),
 		TL_FINAL_TEST,
 	};

@@ -15,9 +15,10 @@
  *    to stop and resume.  The controller therefore needs root, or
  *    CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE + CAP_CHECKPOINT_RESTORE (the
  *    last for /proc/PID/map_files; CAP_SYS_ADMIN before Linux 5.9), in its
- *    effective set.  Without them every open fails with TNFCTL_ERR_ACCES.  On a kernel without what the BPF side needs
- *    (BTF, tp_btf, the BPF ring buffer, BPF atomics: Linux 5.12 or later;
- *    tested on 6.1, 6.12 and 6.18) every open fails with TNFCTL_ERR_KERNEL,
+ *    effective set.  Without them every open fails with TNFCTL_ERR_ACCES.
+ *    On a kernel without what the BPF side needs (BTF, tp_btf, the BPF
+ *    ring buffer, BPF atomics: Linux 5.12 or later; tested on 6.1, 6.12
+ *    and 6.18) every open fails with TNFCTL_ERR_KERNEL,
  *    as does every open when TNFCTL_STOP_MODE=kfunc forces a stop mode the
  *    kernel lacks (the bpf_send_signal_task kfunc, 6.13).
  *  - On the first open the library starts the engine, tnfctl-engine(8), by
@@ -30,8 +31,8 @@
  *    controller dies, the engine resumes every attached target and kills
  *    every exec_open'd target not yet released, so no process is ever left
  *    stopped.  An engine that cannot be started fails the open with
- *    TNFCTL_ERR_INTERNAL (errno says why: ENOENT, EACCES, ...; with
- *    TNFCTL_DEBUG set the library names the path on stderr), or
+ *    TNFCTL_ERR_INTERNAL (errno says why: ENOENT, EACCES, ...; the library
+ *    writes one line naming the path and the reason to stderr), or
  *    TNFCTL_ERR_ALLOCFAIL when out of memory or processes.
  *  - A target is only ever controlled if the caller could ptrace it.
  */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The tracer helper process: an event loop over the BPF ring buffer, waitpid
- * (through a signalfd for SIGCHLD) and one socket per handle, driving a small
- * state machine per target (see enum tgt_phase).
+ * The engine's state machine, one per target (see enum tgt_phase), driven
+ * by ring-buffer records, wait statuses and the client's requests (serve.c
+ * holds the wire and the event loop).
  *
  * What an event *is* always comes from a ring-buffer record; ptrace only
  * stops and resumes.  A record that stops a thread raises that thread's
@@ -17,12 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/prctl.h>
 #include <sys/ptrace.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,10 +26,6 @@
 #include "tracer.h"
 
 static struct target *targets;
-static int epfd = -1, sigfd = -1, rb_fd = -1, main_sock = -1;
-static bool abandoning; /* the controller is gone: release everything, then exit */
-
-static void evaluate(struct target *t);
 
 /*
  * Processes left suspended by a SUSPEND close and not re-opened since: if the
@@ -67,7 +58,12 @@ static void suspended_forget(pid_t pid)
 			suspended[i--] = suspended[--nsuspended];
 }
 
-static void suspended_resume_all(void)
+void tnf_suspended_keep(void)
+{
+	nsuspended = 0;
+}
+
+void tnf_suspended_resume_all(void)
 {
 	size_t i;
 
@@ -78,77 +74,6 @@ static void suspended_resume_all(void)
 	nsuspended = 0;
 }
 static void close_detach(struct target *t, int sig, bool force_cont, int reply);
-
-static bool debug_on;
-#define dbg(...)                                                                                   \
-	do {                                                                                       \
-		if (debug_on)                                                                      \
-			fprintf(stderr, "tnfctl-engine: " __VA_ARGS__);                            \
-	} while (0)
-
-/* ---- sockets and replies ------------------------------------------------ */
-
-static void watch_fd(int fd)
-{
-	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
-
-	epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
-}
-
-/*
- * The fds dropped while one epoll batch is handled: a later event of that
- * batch for the same number is stale (its socket is closed, and the number
- * may be a new socket's already, or a child socket's not watched at all:
- * reading it there took an EOF for its end and closed it twice).
- */
-static int *batch_dropped;
-static size_t nbatch_dropped, cap_batch_dropped;
-
-static bool dropped_in_batch(int fd)
-{
-	size_t i;
-
-	for (i = 0; i < nbatch_dropped; i++)
-		if (batch_dropped[i] == fd)
-			return true;
-	return false;
-}
-
-static void drop_fd(int fd)
-{
-	if (fd < 0)
-		return;
-	epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
-	close(fd);
-	if (nbatch_dropped == cap_batch_dropped) {
-		size_t cap = cap_batch_dropped ? cap_batch_dropped * 2 : 64;
-		int *p = realloc(batch_dropped, cap * sizeof(*p));
-
-		if (!p)
-			return; /* then only a stale event can be misread, as before */
-		batch_dropped = p;
-		cap_batch_dropped = cap;
-	}
-	batch_dropped[nbatch_dropped++] = fd;
-}
-
-static void send_rep(int sock, struct tnf_rep *rep)
-{
-	if (sock < 0)
-		return;
-	rep->lost = tnf_events_lost();
-	tnf_send(sock, rep, sizeof(*rep), -1);
-}
-
-static void reply_err(int sock, int err)
-{
-	struct tnf_rep rep;
-
-	memset(&rep, 0, sizeof(rep));
-	rep.kind = TNF_REP_DONE;
-	rep.err = err;
-	send_rep(sock, &rep);
-}
 
 /* ---- targets ------------------------------------------------------------ */
 
@@ -177,7 +102,7 @@ static struct target *target_by_tid(pid_t tid, struct thr **thp)
 	return NULL;
 }
 
-static struct target *target_by_sock(int sock)
+struct target *tgt_by_sock(int sock)
 {
 	struct target *t;
 
@@ -226,7 +151,7 @@ static void target_destroy(struct target *t)
 			break;
 		}
 	tnf_events_untrack(t->tgid);
-	drop_fd(t->sock);
+	srv_drop_fd(t->sock);
 	if (t->child_sock >= 0)
 		close(t->child_sock);
 	while ((e = t->events)) {
@@ -293,7 +218,7 @@ static void close_detach(struct target *t, int sig, bool force_cont, int reply)
 	t->close_cont = !sig && force_cont;
 	t->close_reply = reply;
 	if (reply < 0) {
-		drop_fd(t->sock);
+		srv_drop_fd(t->sock);
 		t->sock = -1;
 	}
 	/* SUSPEND: queued now; the threads enter the group-stop while still traced. */
@@ -302,7 +227,7 @@ static void close_detach(struct target *t, int sig, bool force_cont, int reply)
 		suspended_add(t->tgid);
 	}
 	t->phase = PH_CLOSING;
-	evaluate(t);
+	tgt_evaluate(t);
 }
 
 /* An open failed after the seize: undo it, then report @err. */
@@ -330,8 +255,8 @@ static void fail_open(struct target *t, int err)
 	}
 	if (t->dead) {
 		t->sock = -1;
-		reply_err(sock, err);
-		drop_fd(sock);
+		srv_reply_err(sock, err);
+		srv_drop_fd(sock);
 		target_destroy(t);
 	} else if (t->keep_stop) {
 		/* Someone else's stop: left as it was found, and not ours to end later. */
@@ -551,7 +476,7 @@ static void on_record(const struct tnf_rec *r)
 	}
 }
 
-static void drain_records(void)
+void tgt_drain_records(void)
 {
 	tnf_events_poll(on_record);
 }
@@ -638,7 +563,7 @@ static void on_stop(struct target *t, struct thr *th, int status)
 	}
 	if (ev == PTRACE_EVENT_CLONE || ev == PTRACE_EVENT_FORK || ev == PTRACE_EVENT_VFORK) {
 		ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
-		drain_records();
+		tgt_drain_records();
 		if (ev == PTRACE_EVENT_CLONE && tnf_proc_tgid(msg) == t->tgid)
 			thr_add(t, msg);
 		/*
@@ -718,7 +643,7 @@ static void on_wait(pid_t tid, int status)
 
 	dbg("wait %d status %#x\n", tid, status);
 	if (!t && WIFSTOPPED(status)) {
-		drain_records();
+		tgt_drain_records();
 		t = target_by_tid(tid, &th);
 		if (!t) {
 			/* A thread auto-attached before its creator's event stop. */
@@ -747,7 +672,7 @@ static void on_wait(pid_t tid, int status)
 		on_stop(t, th, status);
 }
 
-static void reap_all(void)
+void tgt_reap_all(void)
 {
 	int status;
 	pid_t tid;
@@ -780,7 +705,7 @@ static void finish_open(struct target *t)
 	tnf_events_track(t->tgid, 0, t->r_state_addr);
 	t->bpf_flags = 0;
 	t->phase = PH_IDLE;
-	reply_err(sock, TNFCTL_ERR_NONE);
+	srv_reply_err(sock, TNFCTL_ERR_NONE);
 }
 
 /*
@@ -1004,7 +929,7 @@ static int seize_all(struct target *t)
  * @ours: only our own SUSPEND stopped it (the client keeps that list);
  * @flags: TNFCTL_OPEN_*.
  */
-static void op_pid_open(int sock, pid_t pid, bool ours, unsigned int flags)
+void op_pid_open(int sock, pid_t pid, bool ours, unsigned int flags)
 {
 	bool noprobes = flags & TNFCTL_OPEN_NOPROBES;
 	struct target *t;
@@ -1015,14 +940,14 @@ static void op_pid_open(int sock, pid_t pid, bool ours, unsigned int flags)
 		/* Stopped by our SUSPEND alone (e.g. at an EXEC): a failed open resumes it. */
 		if (ours && err != TNFCTL_ERR_BUSY && err != TNFCTL_ERR_NOPROCESS)
 			kill(pid, SIGCONT);
-		reply_err(sock, err);
+		srv_reply_err(sock, err);
 		return;
 	}
 	t = target_new(pid, sock);
 	if (!t) {
 		if (ours)
 			kill(pid, SIGCONT);
-		reply_err(sock, TNFCTL_ERR_ALLOCFAIL);
+		srv_reply_err(sock, TNFCTL_ERR_ALLOCFAIL);
 		return;
 	}
 	t->keep_stop = !ours && tnf_proc_job_stopped(pid);
@@ -1037,27 +962,27 @@ static void op_pid_open(int sock, pid_t pid, bool ours, unsigned int flags)
 	}
 	t->phase = PH_OPEN_STOP;
 	interrupt_all(t);
-	evaluate(t);
+	tgt_evaluate(t);
 }
 
-static void op_exec_attach(int sock, pid_t pid, unsigned int flags)
+void op_exec_attach(int sock, pid_t pid, unsigned int flags)
 {
 	struct tnf_rep rep;
 	struct target *t;
 	int e;
 
 	if (target_find(pid)) {
-		reply_err(sock, TNFCTL_ERR_BUSY);
+		srv_reply_err(sock, TNFCTL_ERR_BUSY);
 		return;
 	}
 	e = thr_seize(pid, true);
 	if (e) {
-		reply_err(sock, errno_to_err(-e));
+		srv_reply_err(sock, errno_to_err(-e));
 		return;
 	}
 	t = target_new(pid, sock);
 	if (!t || !thr_add(t, pid)) {
-		reply_err(sock, TNFCTL_ERR_ALLOCFAIL);
+		srv_reply_err(sock, TNFCTL_ERR_ALLOCFAIL);
 		return;
 	}
 	t->exec_child = true;
@@ -1069,7 +994,7 @@ static void op_exec_attach(int sock, pid_t pid, unsigned int flags)
 	tnf_events_track(pid, TNF_F_ARMED, 0);
 	memset(&rep, 0, sizeof(rep));
 	rep.kind = TNF_REP_SEIZED;
-	send_rep(sock, &rep);
+	srv_send_rep(sock, &rep);
 }
 
 /* ---- continuing and reporting ------------------------------------------ */
@@ -1117,7 +1042,7 @@ static void bind_child(struct target *t, struct target *c)
 	if (t->want_child && t->child_sock >= 0) {
 		c->sock = t->child_sock;
 		t->child_sock = -1;
-		watch_fd(c->sock);
+		srv_watch_fd(c->sock);
 		c->phase = PH_IDLE;
 		if (!c->dead)
 			tnf_events_track(c->tgid, 0, c->r_state_addr);
@@ -1196,7 +1121,7 @@ static void report(struct target *t)
 	t->stop_requested = false;
 	t->phase = PH_IDLE;
 	dbg("%d: event %d reported (sock %d)\n", t->tgid, rep.event, t->sock);
-	send_rep(t->sock, &rep);
+	srv_send_rep(t->sock, &rep);
 }
 
 /*
@@ -1228,7 +1153,7 @@ static bool wait_link_map(struct target *t)
 	return true;
 }
 
-static void op_continue(struct target *t, bool want_child, int child_sock)
+void op_continue(struct target *t, bool want_child, int child_sock)
 {
 	unsigned int flags;
 	struct thr *th;
@@ -1236,14 +1161,14 @@ static void op_continue(struct target *t, bool want_child, int child_sock)
 	if (t->phase != PH_IDLE || (t->dead && !t->events && !t->exit_unseen)) {
 		if (child_sock >= 0)
 			close(child_sock);
-		reply_err(t->sock, t->dead ? TNFCTL_ERR_NOPROCESS : TNFCTL_ERR_BADARG);
+		srv_reply_err(t->sock, t->dead ? TNFCTL_ERR_NOPROCESS : TNFCTL_ERR_BADARG);
 		return;
 	}
 	if (t->new_image && !t->noprobes) {
 		/* Its probes are the old image's: close and re-open (Solaris). */
 		if (child_sock >= 0)
 			close(child_sock);
-		reply_err(t->sock, TNFCTL_ERR_BADARG);
+		srv_reply_err(t->sock, TNFCTL_ERR_BADARG);
 		return;
 	}
 	/*
@@ -1278,17 +1203,17 @@ static void op_continue(struct target *t, bool want_child, int child_sock)
 			if (th->stopped)
 				thr_setoptions(th, tnf_ptrace_opts(t->exec_child, want_child));
 	}
-	evaluate(t);
+	tgt_evaluate(t);
 }
 
-static void op_close(struct target *t, int op)
+void op_close(struct target *t, int op)
 {
 	int sock = t->sock;
 
 	if (op == TNFCTL_TARG_DEFAULT)
 		op = t->exec_child ? TNFCTL_TARG_KILL : TNFCTL_TARG_RESUME;
 	if (t->dead) {
-		reply_err(sock, TNFCTL_ERR_NONE);
+		srv_reply_err(sock, TNFCTL_ERR_NONE);
 		target_destroy(t);
 		return;
 	}
@@ -1303,12 +1228,12 @@ static void op_close(struct target *t, int op)
 }
 
 /* The controller went away without closing: kill exec'd targets, free the rest. */
-static void abandon(struct target *t)
+void tgt_abandon(struct target *t)
 {
 	/* A fork child not yet reported goes with its parent's event. */
 	if (t->phase == PH_CLOSING || t->phase == PH_KILLING || t->phase == PH_CHILD)
 		return;
-	drop_fd(t->sock);
+	srv_drop_fd(t->sock);
 	t->sock = -1;
 	if (t->exec_child) {
 		release_event_children(t);
@@ -1325,9 +1250,9 @@ static void closing_reply(struct target *t)
 {
 	if (t->close_reply < 0)
 		return;
-	reply_err(t->sock, t->close_reply);
+	srv_reply_err(t->sock, t->close_reply);
 	t->close_reply = -1;
-	drop_fd(t->sock);
+	srv_drop_fd(t->sock);
 	t->sock = -1;
 }
 
@@ -1372,7 +1297,7 @@ static void evaluate_closing(struct target *t)
 	target_destroy(t);
 }
 
-static void evaluate(struct target *t)
+void tgt_evaluate(struct target *t)
 {
 	switch (t->phase) {
 	case PH_EXEC_WAIT:
@@ -1422,8 +1347,8 @@ static void evaluate(struct target *t)
 			int sock = t->sock;
 
 			t->sock = -1;
-			reply_err(sock, t->fail_err);
-			drop_fd(sock);
+			srv_reply_err(sock, t->fail_err);
+			srv_drop_fd(sock);
 			target_destroy(t);
 		}
 		break;
@@ -1434,10 +1359,15 @@ static void evaluate(struct target *t)
 }
 
 /*
- * Visit every target once, although evaluate() may destroy any target (a
+ * Visit every target once, although tgt_evaluate() may destroy any target (a
  * fork child released with its parent's event) or add new ones.
  */
-static void for_each_target(void (*fn)(struct target *))
+bool tgt_any(void)
+{
+	return targets != NULL;
+}
+
+void tgt_for_each(void (*fn)(struct target *))
 {
 	static unsigned int gen;
 	struct target *t;
@@ -1453,264 +1383,7 @@ static void for_each_target(void (*fn)(struct target *))
 	}
 }
 
-static void evaluate_all(void)
+void tgt_evaluate_all(void)
 {
-	for_each_target(evaluate);
-}
-
-/* ---- requests ----------------------------------------------------------- */
-
-static void on_handle_sock(int sock)
-{
-	struct target *t = target_by_sock(sock);
-	struct tnf_req req;
-	struct tnf_rep rep;
-	int fd = -1;
-	ssize_t n;
-
-	n = tnf_recv_nowait(sock, &req, sizeof(req), &fd);
-	if (n != (ssize_t)sizeof(req)) {
-		if (fd >= 0)
-			close(fd);
-		if (n == 0 || (n < 0 && errno != EAGAIN)) {
-			if (t)
-				abandon(t);
-			else
-				drop_fd(sock);
-		}
-		return;
-	}
-	if (!t) {
-		switch (req.op) {
-		case TNF_OP_PID_OPEN:
-			op_pid_open(sock, req.pid, req.arg != 0, req.flags);
-			break;
-		case TNF_OP_EXEC_ATTACH:
-			op_exec_attach(sock, req.pid, req.flags);
-			break;
-		case TNF_OP_LOST:
-			memset(&rep, 0, sizeof(rep));
-			rep.kind = TNF_REP_DONE;
-			send_rep(sock, &rep);
-			break;
-		default:
-			reply_err(sock, TNFCTL_ERR_BADARG);
-			break;
-		}
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	switch (req.op) {
-	case TNF_OP_CONTINUE:
-		/* The child handle's socket was not installed here (RLIMIT_NOFILE). */
-		if (req.arg && fd < 0) {
-			struct tnf_rep rep = {.kind = TNF_REP_DONE,
-					      .err = TNFCTL_ERR_ALLOCFAIL,
-					      .exit_status = EMFILE};
-
-			send_rep(sock, &rep);
-			break;
-		}
-		op_continue(t, req.arg != 0, fd);
-		fd = -1;
-		break;
-	case TNF_OP_STOP:
-		if (t->phase == PH_RUNNING) {
-			t->stop_requested = true;
-			evaluate(t);
-		}
-		break;
-	case TNF_OP_CLOSE:
-		op_close(t, req.arg);
-		break;
-	case TNF_OP_SET_FLAGS:
-		t->open_flags = req.arg;
-		reply_err(sock, (req.arg & TNFCTL_OPEN_EXEC_FAILED) && tnf_events_want_exec_failed()
-					? TNFCTL_ERR_INTERNAL
-					: TNFCTL_ERR_NONE);
-		break;
-	default:
-		reply_err(sock, TNFCTL_ERR_BADARG);
-		break;
-	}
-	if (fd >= 0)
-		close(fd);
-}
-
-static void abandon_all(void)
-{
-	abandoning = true;
-	drop_fd(main_sock);
-	main_sock = -1;
-	/* No new BPF stop from here on; account for those already sent. */
-	tnf_events_untrack_all();
-	drain_records();
-	for_each_target(abandon);
-	suspended_resume_all();
-}
-
-static void on_main_sock(void)
-{
-	struct tnf_req req;
-	int fd = -1;
-	ssize_t n = tnf_recv_nowait(main_sock, &req, sizeof(req), &fd);
-
-	if (n == (ssize_t)sizeof(req) && req.op == TNF_OP_NEW_HANDLE && fd >= 0) {
-		watch_fd(fd);
-		return;
-	}
-	if (n == (ssize_t)sizeof(req) && req.op == TNF_OP_QUIT) {
-		/* A deliberate end: what was suspended stays suspended. */
-		nsuspended = 0;
-		return;
-	}
-	if (fd >= 0)
-		close(fd);
-	if (n > 0 || (n < 0 && errno == EAGAIN))
-		return;
-	/* The controller is gone (or has closed its last handle). */
-	abandon_all();
-}
-
-/* ---- set-up and loop ---------------------------------------------------- */
-
-static void setup_process(int sock)
-{
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	struct rlimit rl;
-	sigset_t set;
-	int sig;
-
-	setsid();
-	prctl(PR_SET_NAME, "tnfctl-engine");
-	/*
-	 * Two descriptors per followed process: a tree of a few hundred live
-	 * processes outgrows a soft limit of 1024.  The helper runs nothing
-	 * else, so nothing inherits the raised limit.
-	 */
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	debug_on = getenv("TNFCTL_DEBUG") != NULL;
-	if (null >= 0) {
-		dup2(null, 0);
-		dup2(null, 1);
-		if (!debug_on)
-			dup2(null, 2);
-	}
-	/* Keep only the main socket: nothing of the controller's must linger here. */
-	if (sock != 3) {
-		dup3(sock, 3, O_CLOEXEC);
-		sock = 3;
-	}
-	close_range(4, ~0U, 0);
-	main_sock = sock;
-	for (sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			signal(sig, SIG_DFL);
-	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_SETMASK, &set, NULL);
-	sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-}
-
-/*
- * The stop mode: the kfunc where the kernel has it, unless TNFCTL_STOP_MODE
- * forces one.  A forced kfunc the kernel lacks is refused: accepted, it
- * would never stop a fork child.
- */
-static tnfctl_errcode_t choose_stop_mode(bool *use_kfunc)
-{
-	const char *mode = getenv("TNFCTL_STOP_MODE");
-	bool have = tnf_events_kfunc_available();
-
-	if (!tnf_events_kernel_ok())
-		return TNFCTL_ERR_KERNEL;
-	if (mode && !strcmp(mode, "kfunc") && !have)
-		return TNFCTL_ERR_KERNEL;
-	*use_kfunc = have && !(mode && !strcmp(mode, "ptrace"));
-	return TNFCTL_ERR_NONE;
-}
-
-static bool drain_signals(void)
-{
-	struct signalfd_siginfo si;
-	bool quit = false;
-
-	while (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
-		if (si.ssi_signo == SIGCHLD)
-			continue;
-		dbg("signal %u from pid %u: releasing every target\n", si.ssi_signo, si.ssi_pid);
-		quit = true;
-	}
-	return quit;
-}
-
-int tnf_tracer_main(int sock)
-{
-	struct epoll_event evs[32];
-	struct tnf_rep rep;
-	bool use_kfunc = false;
-	int i, n, e;
-
-	setup_process(sock);
-	memset(&rep, 0, sizeof(rep));
-	rep.kind = TNF_REP_DONE;
-	rep.err = choose_stop_mode(&use_kfunc);
-	if (rep.err) {
-		tnf_send(main_sock, &rep, sizeof(rep), -1);
-		return 1;
-	}
-	e = tnf_events_load(use_kfunc);
-	epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (e || epfd < 0 || sigfd < 0) {
-		rep.err = (e == -EPERM || e == -EACCES) ? TNFCTL_ERR_ACCES : TNFCTL_ERR_INTERNAL;
-		rep.exit_status = e < 0 ? -e
-				  : e	? 0
-					: errno; /* the load's errno, for the message */
-		tnf_send(main_sock, &rep, sizeof(rep), -1);
-		return 1;
-	}
-	rb_fd = tnf_events_epoll_fd();
-	watch_fd(rb_fd);
-	watch_fd(sigfd);
-	watch_fd(main_sock);
-	tnf_send(main_sock, &rep, sizeof(rep), -1);
-	dbg("started, stop mode %s\n", use_kfunc ? "kfunc" : "ptrace");
-
-	while (!abandoning || targets) {
-		n = epoll_wait(epfd, evs, 32, -1);
-		if (n < 0 && errno != EINTR)
-			break;
-		nbatch_dropped = 0;
-		drain_records();
-		reap_all();
-		for (i = 0; i < n; i++) {
-			int fd = evs[i].data.fd;
-
-			if (fd == rb_fd || dropped_in_batch(fd))
-				continue;
-			if (fd == sigfd) {
-				if (drain_signals() && !abandoning)
-					abandon_all(); /* asked to go: as if the controller died */
-				continue;
-			}
-			if (fd == main_sock)
-				on_main_sock();
-			else
-				on_handle_sock(fd);
-		}
-		drain_records();
-		reap_all();
-		evaluate_all();
-	}
-	dbg("exiting\n");
-	tnf_events_unload();
-	return 0;
+	tgt_for_each(tgt_evaluate);
 }

@@ -9,12 +9,13 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include "tnfctl_events.h"
 #include "proto.h"
 #include "target.h"
 
-/* The engine's loop, serving the client on @sock; returns its exit status. */
+/* serve.c: the engine's loop, serving the client on @sock; returns its exit status. */
 int tnf_tracer_main(int sock);
 
 /* One traced thread. */
@@ -90,6 +91,35 @@ struct target {
 	unsigned int open_flags; /* TNFCTL_OPEN_* of its handle (a fork child: the parent's) */
 	unsigned int visit_gen;
 };
+
+/* serve.c: the wire (proto.h) */
+extern bool tnf_debug_on; /* TNFCTL_DEBUG: a trace of what the engine does, on stderr */
+#define dbg(...)                                                                                   \
+	do {                                                                                       \
+		if (tnf_debug_on)                                                                  \
+			fprintf(stderr, "tnfctl-engine: " __VA_ARGS__);                            \
+	} while (0)
+void srv_watch_fd(int fd);
+void srv_drop_fd(int fd); /* unwatched and closed */
+void srv_send_rep(int sock, struct tnf_rep *rep);
+void srv_reply_err(int sock, int err);
+
+/* tracer.c: the state machine's entry points, for serve.c */
+struct target *tgt_by_sock(int sock);
+bool tgt_any(void);
+void op_pid_open(int sock, pid_t pid, bool ours, unsigned int flags);
+void op_exec_attach(int sock, pid_t pid, unsigned int flags);
+void op_continue(struct target *t, bool want_child, int child_sock);
+void op_close(struct target *t, int op);
+void tgt_abandon(struct target *t);
+void tgt_evaluate(struct target *t);
+void tgt_for_each(void (*fn)(struct target *));
+void tgt_evaluate_all(void);
+void tgt_drain_records(void);
+void tgt_reap_all(void);
+/* Processes left suspended by a SUSPEND close: resumed if the controller dies. */
+void tnf_suspended_resume_all(void);
+void tnf_suspended_keep(void); /* a deliberate end: they stay suspended */
 
 /* events.c */
 int tnf_events_load(bool use_kfunc);

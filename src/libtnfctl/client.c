@@ -185,11 +185,14 @@ static const char *engine_path(void)
 	return e && *e ? e : TNFCTL_ENGINE_PATH;
 }
 
-/* TNFCTL_DEBUG: why the engine could not be started (INTERNAL says no more). */
-static void engine_dbg(const char *path, const char *what, int e)
+/*
+ * Why the engine could not be started, on stderr whatever TNFCTL_DEBUG
+ * says: an installation without its engine is broken, and INTERNAL alone
+ * would not say where to look.  errno is left as @e.
+ */
+static void engine_failed(const char *path, const char *what, int e)
 {
-	if (getenv("TNFCTL_DEBUG"))
-		fprintf(stderr, "libtnfctl: engine %s: %s: %s\n", path, what, strerror(e));
+	fprintf(stderr, "libtnfctl: the engine %s %s: %s\n", path, what, strerror(e));
 	errno = e;
 }
 
@@ -312,7 +315,7 @@ static tnfctl_errcode_t agent_start(void)
 	if (e) {
 		close(sv[0]);
 		free(a);
-		engine_dbg(path, "cannot start it", e);
+		engine_failed(path, "cannot be started", e);
 		return e == ENOMEM || e == EAGAIN || e == EMFILE || e == ENFILE
 			       ? TNFCTL_ERR_ALLOCFAIL
 			       : TNFCTL_ERR_INTERNAL;
@@ -322,8 +325,8 @@ static tnfctl_errcode_t agent_start(void)
 		close(sv[0]);
 		free(a);
 		if (n != (ssize_t)sizeof(rep)) {
-			engine_dbg(path, "it ended before its first reply (run it by hand for why)",
-				   n < 0 ? errno : ECONNRESET);
+			engine_failed(path, "ended before its first reply",
+				      n < 0 ? errno : ECONNRESET);
 			return TNFCTL_ERR_INTERNAL;
 		}
 		/* The BPF load's errno (EPERM: no privilege), for the caller's message. */
