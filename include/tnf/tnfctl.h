@@ -331,7 +331,7 @@ tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *
  *                        child's handle (@child_hndl set; errno is EMFILE
  *                        or ENFILE when descriptors ran out; the target is
  *                        still stopped, the handle usable).  Each handle
- *                        holds one descriptor, and two more while a
+ *                        holds one descriptor, and one more while a
  *                        continue with @child_hndl waits.
  *  TNFCTL_ERR_INTERNAL   the engine failed.
  */

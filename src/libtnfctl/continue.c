@@ -93,11 +93,13 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 	}
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &callers);
-	err = tnf_send(h->sock, &req, sizeof(req), sv[1]) ? TNFCTL_ERR_INTERNAL
-							  : wait_interruptible(h, &callers, &rep);
-	pthread_sigmask(SIG_SETMASK, &callers, NULL);
+	err = tnf_send(h->sock, &req, sizeof(req), sv[1]) ? TNFCTL_ERR_INTERNAL : TNFCTL_ERR_NONE;
+	/* The engine holds its own copy now: not one descriptor more per waiting call. */
 	if (sv[1] >= 0)
 		close(sv[1]);
+	if (!err)
+		err = wait_interruptible(h, &callers, &rep);
+	pthread_sigmask(SIG_SETMASK, &callers, NULL);
 	if (!err)
 		err = rep.err;
 	if (err) {
