@@ -435,8 +435,8 @@ static void test_follow_live_processes_hard_limit(void **state)
 		"head -c 400 /dev/zero >&3; wait",
 		NULL};
 	/* in the child only: without CAP_SYS_RESOURCE a hard limit never comes back up */
-	static const char *const prefix[] = {"/bin/sh", "-c", "ulimit -n 1024 && exec \"$0\" \"$@\"",
-					     NULL};
+	static const char *const prefix[] = {"/bin/sh", "-c",
+					     "ulimit -n 1024 && exec \"$0\" \"$@\"", NULL};
 	struct rlimit old;
 	int dd;
 
@@ -802,25 +802,39 @@ static int wait_comm_dead(const char *comm, int timeout_ms)
  */
 static void test_follow_engine_missing(void **state)
 {
-	static const struct {
+	static const char script[] = "#!/bin/sh\nexec sleep 600\n";
+	char dir[] = "/tmp/tl-engine-XXXXXX", silent[64];
+	const struct {
 		const char *engine, *why;
 	} cases[] = {
 		{"/nonexistent/tnfctl-engine", "cannot be started: No such file or directory"},
 		{"/etc/passwd", "cannot be started: Permission denied"},
 		{"/bin/false", "ended before its first reply"},
+		/* a program that says nothing (silent, written below) */
+		{silent, "did not answer in time"},
 	};
 	char *args[] = {"/bin/true", NULL};
 	char *saved = getenv("TNFCTL_ENGINE") ? strdup(getenv("TNFCTL_ENGINE")) : NULL;
 	char want[256];
 	struct follow_run r;
 	unsigned i;
+	int fd;
 
 	(void)state;
 	tl_require_root();
+	assert_non_null(mkdtemp(dir));
+	snprintf(silent, sizeof(silent), "%s/silent", dir);
+	fd = open(silent, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+	assert_true(fd >= 0);
+	assert_int_equal(tl_write_all(fd, script, sizeof(script) - 1), 0);
+	close(fd);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		/* only this thread reads the environment meanwhile */
 		setenv("TNFCTL_ENGINE", cases[i].engine, 1);
+		/* the silent one: its wait, not a sleep; nothing can answer in it */
+		setenv("TNFCTL_ENGINE_TIMEOUT", "1", 1);
 		run_follow(&r, args, tl.timeout_ms);
+		unsetenv("TNFCTL_ENGINE_TIMEOUT");
 		if (saved)
 			setenv("TNFCTL_ENGINE", saved, 1);
 		else
@@ -834,6 +848,8 @@ static void test_follow_engine_missing(void **state)
 		assert_int_equal(r.nev, 0);
 		free_run(&r);
 	}
+	unlink(silent);
+	rmdir(dir);
 	free(saved);
 }
 /*

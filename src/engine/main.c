@@ -107,6 +107,7 @@ int main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	struct tnf_rep hello = {.kind = TNF_REP_HELLO, .exit_status = TNF_PROTO_VERSION};
 	pid_t pid;
 	int c;
 
@@ -124,6 +125,9 @@ int main(int argc, char **argv)
 	}
 	if (check_client())
 		return 2;
+	/* At once, before any slow start-up: the library bounds its wait for this. */
+	if (tnf_send(CLIENT_FD, &hello, sizeof(hello), -1))
+		return 1;
 	/* Nothing of the caller's but the socket (close_range: 5.9+; tracer.c closes again). */
 	syscall(SYS_close_range, CLIENT_FD + 1, ~0U, 0);
 	/*

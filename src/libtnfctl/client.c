@@ -247,21 +247,40 @@ static void ambient_restore(struct caps_saved *sv)
 }
 
 /*
- * Starts the engine by exec, its end of the socket as descriptor 3, with
- * no signal blocked or ignored.  The engine's first process forks the
- * engine proper and exits (tnfctl-engine's main), so that the engine is not
- * our child: the application never sees its SIGCHLD nor has to reap it.
- * Returns 0, or an errno.
+ * Our environment without TNFCTL_ENGINE: a program there that is itself a
+ * libtnfctl caller must not start itself again, without end.  The strings
+ * stay ours; the array is the caller's to free.
  */
-static int engine_spawn(const char *path, int sock)
+static char **engine_env(void)
+{
+	size_t n = 0, k = 0, i;
+	char **env;
+
+	while (environ && environ[n])
+		n++;
+	env = calloc(n + 1, sizeof(*env));
+	for (i = 0; env && i < n; i++)
+		if (strncmp(environ[i], "TNFCTL_ENGINE=", 14))
+			env[k++] = environ[i];
+	return env;
+}
+
+/*
+ * Starts the engine by exec, its end of the socket as descriptor 3, with
+ * no signal blocked or ignored, its pid in @pidp.  The engine's first
+ * process forks the engine proper and exits (tnfctl-engine's main), so that
+ * the engine is not our child: the application never sees its SIGCHLD nor
+ * has to reap it.  Returns 0, or an errno.
+ */
+static int engine_spawn(const char *path, int sock, pid_t *pidp)
 {
 	char *const argv[] = {"tnfctl-engine", NULL};
 	posix_spawn_file_actions_t fa;
 	struct caps_saved caps;
 	posix_spawnattr_t at;
 	sigset_t none, all;
-	int rc, st, fd = sock;
-	pid_t pid;
+	int rc, fd = sock;
+	char **env;
 
 	/* dup2 onto itself would keep close-on-exec: move it first */
 	if (sock == 3 && (fd = fcntl(sock, F_DUPFD_CLOEXEC, 4)) < 0)
@@ -271,27 +290,78 @@ static int engine_spawn(const char *path, int sock)
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&at);
 	rc = posix_spawn_file_actions_adddup2(&fa, fd, 3);
+	/* not the caller's input: an engine reads nothing but its socket */
+	if (!rc)
+		rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	if (!rc)
 		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 	if (!rc)
 		rc = posix_spawnattr_setsigmask(&at, &none);
 	if (!rc)
 		rc = posix_spawnattr_setsigdefault(&at, &all);
+	env = rc ? NULL : engine_env();
+	if (!rc && !env)
+		rc = ENOMEM;
 	if (!rc) {
 		ambient_raise(&caps);
-		rc = posix_spawn(&pid, path, &fa, &at, argv, environ);
+		rc = posix_spawn(pidp, path, &fa, &at, argv, env);
 		ambient_restore(&caps);
 	}
+	free(env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	if (fd != sock)
 		close(fd);
-	if (rc)
-		return rc;
-	/* ECHILD if the application reaped it first: the engine's reply tells */
+	return rc;
+}
+
+/* Seconds the engine has for its HELLO: $TNFCTL_ENGINE_TIMEOUT (1 to 3600), else 30. */
+static int engine_timeout_s(void)
+{
+	const char *s = secure_getenv("TNFCTL_ENGINE_TIMEOUT");
+	long v = s && *s ? strtol(s, NULL, 10) : 0;
+
+	return v >= 1 && v <= 3600 ? (int)v : 30;
+}
+
+/*
+ * The engine's first packet, HELLO with our protocol version, within
+ * engine_timeout_s(): a program there that never answers (not an engine,
+ * or one stuck) must not hang the open.  Then the first process, which
+ * forks the engine proper and exits, is reaped (ECHILD if the application
+ * reaped it first).  0, or an errno; @what says which step failed.
+ */
+static int engine_hello(int sock, pid_t pid, const char **what)
+{
+	struct pollfd p = {.fd = sock, .events = POLLIN};
+	/* signalled through a pidfd: never another process that got the pid */
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct tnf_rep hello;
+	int n, e = 0, st;
+	ssize_t r;
+
+	while ((n = poll(&p, 1, engine_timeout_s() * 1000)) < 0 && errno == EINTR)
+		;
+	*what = "ended before its first reply";
+	if (n == 0) {
+		*what = "did not answer in time (killed; TNFCTL_ENGINE_TIMEOUT)";
+		e = ETIMEDOUT;
+	} else if ((r = tnf_recv(sock, &hello, sizeof(hello), NULL)) != (ssize_t)sizeof(hello)) {
+		e = r < 0 ? errno : ECONNRESET;
+	} else if (hello.kind != TNF_REP_HELLO) {
+		*what = "is not a tnfctl-engine (its first packet)";
+		e = EPROTO;
+	} else if (hello.exit_status != TNF_PROTO_VERSION) {
+		*what = "is of another release (its protocol version)";
+		e = EPROTO;
+	}
+	if (e && pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+	if (pidfd >= 0)
+		close(pidfd);
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	return 0;
+	return e;
 }
 
 static tnfctl_errcode_t agent_start(void)
@@ -299,9 +369,11 @@ static tnfctl_errcode_t agent_start(void)
 	struct tnf_agent *a = calloc(1, sizeof(*a));
 	const char *path = engine_path();
 	tnfctl_errcode_t err;
+	const char *what;
 	struct tnf_rep rep;
 	int sv[2], e;
 	ssize_t n;
+	pid_t pid;
 
 	if (!a)
 		return TNFCTL_ERR_ALLOCFAIL;
@@ -310,7 +382,7 @@ static tnfctl_errcode_t agent_start(void)
 		free(a);
 		return err;
 	}
-	e = engine_spawn(path, sv[1]);
+	e = engine_spawn(path, sv[1], &pid);
 	close(sv[1]);
 	if (e) {
 		close(sv[0]);
@@ -319,6 +391,13 @@ static tnfctl_errcode_t agent_start(void)
 		return e == ENOMEM || e == EAGAIN || e == EMFILE || e == ENFILE
 			       ? TNFCTL_ERR_ALLOCFAIL
 			       : TNFCTL_ERR_INTERNAL;
+	}
+	e = engine_hello(sv[0], pid, &what);
+	if (e) {
+		close(sv[0]);
+		free(a);
+		engine_failed(path, what, e);
+		return TNFCTL_ERR_INTERNAL;
 	}
 	n = tnf_recv(sv[0], &rep, sizeof(rep), NULL);
 	if (n != (ssize_t)sizeof(rep) || rep.err != TNFCTL_ERR_NONE) {

@@ -41,7 +41,14 @@ struct tnf_req {
 enum tnf_rep_kind {
 	TNF_REP_DONE = 1, /* the request finished */
 	TNF_REP_SEIZED,	  /* EXEC_ATTACH: seized, let the child exec now */
+	TNF_REP_HELLO,	  /* main socket, first packet: exit_status = TNF_PROTO_VERSION */
 };
+
+/*
+ * The wire's version, in the engine's HELLO: a library and an engine of
+ * other releases (a half-upgraded installation) refuse each other.
+ */
+#define TNF_PROTO_VERSION 1
 
 struct tnf_rep {
 	uint32_t kind;
