@@ -308,6 +308,8 @@ int tnf_tracer_main(int sock)
 		tnf_send(main_sock, &rep, sizeof(rep), -1);
 		return 1;
 	}
+	/* the engine proper: the client resumes its targets if this process dies */
+	rep.pid = getpid();
 	rb_fd = tnf_events_epoll_fd();
 	srv_watch_fd(rb_fd);
 	srv_watch_fd(sigfd);

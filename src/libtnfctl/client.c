@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include "internal.h"
 #include "proto.h"
+#include "target.h"
 
 /*
  * A helper and the handles it serves.  A new open goes to `cur`; if that
@@ -34,6 +35,7 @@
  */
 struct tnf_agent {
 	int sock;
+	int engine_pidfd; /* the engine proper (its first reply names it), or -1 */
 	unsigned int users;
 };
 
@@ -413,6 +415,7 @@ static tnfctl_errcode_t agent_start(void)
 		return (tnfctl_errcode_t)rep.err;
 	}
 	a->sock = sv[0];
+	a->engine_pidfd = rep.pid > 0 ? (int)syscall(SYS_pidfd_open, rep.pid, 0) : -1;
 	fd_register(a->sock);
 	cur = a;
 	return TNFCTL_ERR_NONE;
@@ -450,6 +453,8 @@ static void agent_put(struct tnf_agent *a)
 
 		tnf_send(a->sock, &quit, sizeof(quit), -1);
 		fd_close(a->sock);
+		if (a->engine_pidfd >= 0)
+			close(a->engine_pidfd);
 		if (cur == a)
 			cur = NULL;
 		free(a);
@@ -513,6 +518,7 @@ tnfctl_errcode_t tnf_client_adopt(struct tnfctl_handle *parent, int sock, pid_t 
 
 	if (!h)
 		return TNFCTL_ERR_ALLOCFAIL;
+	h->start = tnf_proc_starttime(pid);
 	fd_register(sock);
 	pthread_mutex_lock(&agent_lock);
 	h->agent = parent->agent;
@@ -557,6 +563,33 @@ static void link_dbg(const struct tnfctl_handle *h, const char *what, ssize_t n)
 	errno = e;
 }
 
+/*
+ * The engine died under @h (SIGKILL, the OOM killer): the kernel detached
+ * the target, but a SIGSTOP that BPF had sent and the engine never
+ * collected turns into a job-control stop that nobody ends (DESIGN section
+ * 3).  Once the engine is gone for sure (its pidfd; its BPF links went with
+ * it), the target is resumed, unless it was due to die with the engine (an
+ * exec_open'd one).  The pidfd is checked against the start time recorded
+ * at the open: never another process that got the pid.
+ */
+static void engine_gone(struct tnfctl_handle *h)
+{
+	struct tnf_agent *a = h->agent;
+	struct pollfd p = {.fd = a ? a->engine_pidfd : -1, .events = POLLIN};
+	int fd;
+
+	if (!a || p.fd < 0 || h->exec_child || h->pid <= 0 || !h->start)
+		return;
+	/* closed the socket but alive: it released the target itself */
+	if (poll(&p, 1, 5000) != 1)
+		return;
+	fd = (int)syscall(SYS_pidfd_open, h->pid, 0);
+	if (fd >= 0 && tnf_proc_starttime(h->pid) == h->start)
+		syscall(SYS_pidfd_send_signal, fd, SIGCONT, NULL, 0);
+	if (fd >= 0)
+		close(fd);
+}
+
 tnfctl_errcode_t tnf_client_wait(struct tnfctl_handle *h, struct tnf_rep *rep)
 {
 	ssize_t n = tnf_recv(h->sock, rep, sizeof(*rep), NULL);
@@ -564,10 +597,30 @@ tnfctl_errcode_t tnf_client_wait(struct tnfctl_handle *h, struct tnf_rep *rep)
 	if (n != (ssize_t)sizeof(*rep)) {
 		if (n >= 0)
 			errno = n ? EPROTO : ECONNRESET;
+		if (n == 0 || errno == ECONNRESET) {
+			int e = errno;
+
+			engine_gone(h);
+			errno = e;
+		}
 		link_dbg(h, "reply", n);
 		return TNFCTL_ERR_INTERNAL;
 	}
 	tnf_client_note_lost(rep->lost);
+	return TNFCTL_ERR_NONE;
+}
+
+tnfctl_errcode_t tnf_client_send(struct tnfctl_handle *h, const struct tnf_req *req, int fd)
+{
+	if (tnf_send(h->sock, req, sizeof(*req), fd)) {
+		int e = errno;
+
+		if (e == EPIPE || e == ECONNRESET)
+			engine_gone(h);
+		errno = e;
+		link_dbg(h, "request", -1);
+		return TNFCTL_ERR_INTERNAL;
+	}
 	return TNFCTL_ERR_NONE;
 }
 
@@ -576,10 +629,8 @@ tnfctl_errcode_t tnf_client_call(struct tnfctl_handle *h, const struct tnf_req *
 {
 	tnfctl_errcode_t err;
 
-	if (tnf_send(h->sock, req, sizeof(*req), fd)) {
-		link_dbg(h, "request", -1);
+	if (tnf_client_send(h, req, fd))
 		return TNFCTL_ERR_INTERNAL;
-	}
 	do
 		err = tnf_client_wait(h, rep);
 	while (err == TNFCTL_ERR_NONE && rep->kind != TNF_REP_DONE);

@@ -25,7 +25,7 @@ static tnfctl_errcode_t wait_interruptible(struct tnfctl_handle *h, const sigset
 		/* Still the caller's mask after the stop request: it stays killable. */
 		r = ppoll(&pfd, 1, NULL, callers);
 		if (r < 0 && errno == EINTR && !stop_sent) {
-			if (tnf_send(h->sock, &stop, sizeof(stop), -1))
+			if (tnf_client_send(h, &stop, -1))
 				return TNFCTL_ERR_INTERNAL;
 			stop_sent = true;
 			continue;
@@ -93,7 +93,7 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 	}
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &callers);
-	err = tnf_send(h->sock, &req, sizeof(req), sv[1]) ? TNFCTL_ERR_INTERNAL : TNFCTL_ERR_NONE;
+	err = tnf_client_send(h, &req, sv[1]);
 	/* The engine holds its own copy now: not one descriptor more per waiting call. */
 	if (sv[1] >= 0)
 		close(sv[1]);

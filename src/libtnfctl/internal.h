@@ -79,6 +79,8 @@ struct tnfctl_handle {
 	int sock;		 /* our end of the handle socket */
 	struct tnf_agent *agent; /* the helper serving it (client.c) */
 	pid_t pid;
+	unsigned long long
+		start;		 /* @pid's start time (/proc), for a resume after the engine died */
 	bool exec_child;	 /* started by exec_open: killed by a DEFAULT close */
 	unsigned int open_flags; /* TNFCTL_OPEN_*, inherited by child handles */
 	bool tty_intr;		 /* exec_open'd without FOREGROUND, or a child or re-open of one */
@@ -99,6 +101,8 @@ tnfctl_errcode_t tnf_client_new_handle(struct tnfctl_handle **hp);
 void tnf_client_free_handle(struct tnfctl_handle *h);
 tnfctl_errcode_t tnf_client_call(struct tnfctl_handle *h, const struct tnf_req *req, int fd,
 				 struct tnf_rep *rep);
+/* A request without waiting; a dead engine's target is resumed (engine_gone). */
+tnfctl_errcode_t tnf_client_send(struct tnfctl_handle *h, const struct tnf_req *req, int fd);
 tnfctl_errcode_t tnf_client_wait(struct tnfctl_handle *h, struct tnf_rep *rep);
 tnfctl_errcode_t tnf_client_socketpair(int sv[2]);
 tnfctl_errcode_t tnf_client_adopt(struct tnfctl_handle *parent, int sock, pid_t pid,

@@ -76,6 +76,7 @@ TNF_API tnfctl_errcode_t tnfctl_pid_open_flags(pid_t pid, unsigned int flags,
 		return err;
 	}
 	h->pid = pid;
+	h->start = tnf_proc_starttime(pid);
 	h->attrs.targ_pid = pid;
 	h->open_flags = flags;
 	h->tty_intr = tty_intr;
