@@ -802,16 +802,19 @@ static int wait_comm_dead(const char *comm, int timeout_ms)
  */
 static void test_follow_engine_missing(void **state)
 {
-	static const char script[] = "#!/bin/sh\nexec sleep 600\n";
-	char dir[] = "/tmp/tl-engine-XXXXXX", silent[64];
+	static const char *const scripts[] = {"#!/bin/sh\nexec sleep 600\n",
+					      "#!/bin/sh\nprintf x >&3\nexec sleep 600\n"};
+	char dir[] = "/tmp/tl-engine-XXXXXX", silent[64], babble[64];
+	char *made[] = {silent, babble};
 	const struct {
 		const char *engine, *why;
 	} cases[] = {
 		{"/nonexistent/tnfctl-engine", "cannot be started: No such file or directory"},
 		{"/etc/passwd", "cannot be started: Permission denied"},
 		{"/bin/false", "ended before its first reply"},
-		/* a program that says nothing (silent, written below) */
+		/* programs written below: one that says nothing, one that says nonsense */
 		{silent, "did not answer in time"},
+		{babble, "is not a tnfctl-engine"},
 	};
 	char *args[] = {"/bin/true", NULL};
 	char *saved = getenv("TNFCTL_ENGINE") ? strdup(getenv("TNFCTL_ENGINE")) : NULL;
@@ -824,10 +827,13 @@ static void test_follow_engine_missing(void **state)
 	tl_require_root();
 	assert_non_null(mkdtemp(dir));
 	snprintf(silent, sizeof(silent), "%s/silent", dir);
-	fd = open(silent, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
-	assert_true(fd >= 0);
-	assert_int_equal(tl_write_all(fd, script, sizeof(script) - 1), 0);
-	close(fd);
+	snprintf(babble, sizeof(babble), "%s/babble", dir);
+	for (i = 0; i < 2; i++) {
+		fd = open(made[i], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+		assert_true(fd >= 0);
+		assert_int_equal(tl_write_all(fd, scripts[i], strlen(scripts[i])), 0);
+		close(fd);
+	}
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		/* only this thread reads the environment meanwhile */
 		setenv("TNFCTL_ENGINE", cases[i].engine, 1);
@@ -849,6 +855,7 @@ static void test_follow_engine_missing(void **state)
 		free_run(&r);
 	}
 	unlink(silent);
+	unlink(babble);
 	rmdir(dir);
 	free(saved);
 }

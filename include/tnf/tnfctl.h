@@ -33,7 +33,10 @@
  *    stopped.  An engine that cannot be started fails the open with
  *    TNFCTL_ERR_INTERNAL (errno says why: ENOENT, EACCES, ...; the library
  *    writes one line naming the path and the reason to stderr), or
- *    TNFCTL_ERR_ALLOCFAIL when out of memory or processes.
+ *    TNFCTL_ERR_ALLOCFAIL when out of memory or processes.  If the engine
+ *    dies (killed), each handle's next call fails with TNFCTL_ERR_INTERNAL
+ *    and first resumes that handle's target (SIGCONT), unless it was
+ *    exec_open'd and not released (those die with the engine).
  *  - A target is only ever controlled if the caller could ptrace it.
  */
 #ifndef _TNF_TNFCTL_H

@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "internal.h"
 #include "proto.h"
@@ -326,41 +327,65 @@ static int engine_timeout_s(void)
 	return v >= 1 && v <= 3600 ? (int)v : 30;
 }
 
+/* Waits for @fd to be readable until @deadline (ms, CLOCK_MONOTONIC): 1, 0 at the deadline. */
+static int poll_until(int fd, long long deadline)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	struct timespec ts;
+	long long left;
+	int n;
+
+	do {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		left = deadline - (ts.tv_sec * 1000LL + ts.tv_nsec / 1000000);
+		n = poll(&p, 1, left > 0 ? (int)left : 0);
+	} while (n < 0 && errno == EINTR); /* the caller's signals do not move the deadline */
+	return n > 0;
+}
+
 /*
- * The engine's first packet, HELLO with our protocol version, within
+ * The engine's first packet, HELLO with our protocol version, and the exit
+ * of its first process (which forks the engine proper), both within
  * engine_timeout_s(): a program there that never answers (not an engine,
- * or one stuck) must not hang the open.  Then the first process, which
- * forks the engine proper and exits, is reaped (ECHILD if the application
- * reaped it first).  0, or an errno; @what says which step failed.
+ * or one stuck) must not hang the open.  It is killed then, through a
+ * pidfd; a process it left behind holding the socket is not ours to find.
+ * After HELLO the engine's start-up (the BPF load) is its own: unbounded.
+ * 0, or an errno; @what says which step failed.
  */
 static int engine_hello(int sock, pid_t pid, const char **what)
 {
-	struct pollfd p = {.fd = sock, .events = POLLIN};
-	/* signalled through a pidfd: never another process that got the pid */
 	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct timespec ts;
 	struct tnf_rep hello;
-	int n, e = 0, st;
+	long long deadline;
+	int e = 0, st;
 	ssize_t r;
 
-	while ((n = poll(&p, 1, engine_timeout_s() * 1000)) < 0 && errno == EINTR)
-		;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	deadline = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000 + engine_timeout_s() * 1000LL;
 	*what = "ended before its first reply";
-	if (n == 0) {
+	if (!poll_until(sock, deadline)) {
 		*what = "did not answer in time (killed; TNFCTL_ENGINE_TIMEOUT)";
 		e = ETIMEDOUT;
 	} else if ((r = tnf_recv(sock, &hello, sizeof(hello), NULL)) != (ssize_t)sizeof(hello)) {
-		e = r < 0 ? errno : ECONNRESET;
+		if (r > 0)
+			*what = "is not a tnfctl-engine (its first packet)";
+		e = r < 0 ? errno : r > 0 ? EPROTO : ECONNRESET;
 	} else if (hello.kind != TNF_REP_HELLO) {
 		*what = "is not a tnfctl-engine (its first packet)";
 		e = EPROTO;
 	} else if (hello.exit_status != TNF_PROTO_VERSION) {
 		*what = "is of another release (its protocol version)";
 		e = EPROTO;
+	} else if (pidfd >= 0 && !poll_until(pidfd, deadline)) {
+		*what = "did not start its engine process in time (killed; TNFCTL_ENGINE_TIMEOUT)";
+		e = ETIMEDOUT;
 	}
 	if (e && pidfd >= 0)
 		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
 	if (pidfd >= 0)
 		close(pidfd);
+	/* ECHILD if the application reaped it first */
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	return e;
