@@ -10,8 +10,9 @@
  * with KILL; the last close of a round ends the engine, so every round
  * starts one.  A helper forked from this process (not exec'd) could wait
  * for ever on an allocator lock one of the threads held at the fork (GCC
- * 12's libasan has no fork interceptor).  Prints "done ROUNDS" and exits 0,
- * or "error ROUND CODE MESSAGE" and exits 1.
+ * 12's libasan has no fork interceptor).  Prints "round N" after each
+ * round, then "done ROUNDS" and exits 0, or "error ROUND CODE MESSAGE"
+ * and exits 1.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -71,6 +72,8 @@ int main(int argc, char **argv)
 		if (err) {
 			printf("error %d %d %s\n", i, (int)err, tnfctl_strerror(err));
 			ret = 1;
+		} else {
+			printf("round %d\n", i + 1);
 		}
 	}
 	atomic_store(&stop, 1);
