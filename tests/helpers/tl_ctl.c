@@ -14,11 +14,14 @@
  * every privilege (uid/gid 65534, no groups) and stops after the opens;
  * "capped" is uid/gid 65534 too, keeping only CAP_BPF, CAP_PERFMON,
  * CAP_SYS_PTRACE and CAP_CHECKPOINT_RESTORE (permitted and effective), the
- * documented minimum.
+ * documented minimum, and CAP_SYS_ADMIN where the kernel has no
+ * uprobe_multi links (before 6.6, or TNFCTL_NO_UPROBE_MULTI): a perf
+ * uprobe needs it (README, Requirements).
  */
 #include <grp.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -79,12 +82,38 @@ static void *sym(void *lib, const char *name)
 	return p;
 }
 
+/* The kernel has uprobe_multi links: its BTF names struct bpf_uprobe_multi_link. */
+static int have_uprobe_multi(void)
+{
+	static const char name[] = "bpf_uprobe_multi_link";
+	const char *no = getenv("TNFCTL_NO_UPROBE_MULTI");
+	char buf[65536 + sizeof(name)];
+	size_t keep = 0;
+	ssize_t n;
+	int fd, found = 0;
+
+	if (no && *no)
+		return 0;
+	fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
+	while (fd >= 0 && !found && (n = read(fd, buf + keep, sizeof(buf) - keep)) > 0) {
+		size_t len = keep + (size_t)n;
+
+		found = memmem(buf, len, name, sizeof(name)) != NULL; /* the NUL included */
+		keep = len < sizeof(name) ? len : sizeof(name);
+		memmove(buf, buf + len - keep, keep);
+	}
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
 /* uid/gid 65534 with the documented minimum of capabilities only. */
 static int drop_to_capped(void)
 {
 	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct d[2];
 	static const int caps[] = {CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE, CAP_CHECKPOINT_RESTORE};
+	int admin = !have_uprobe_multi();
 	unsigned int i;
 
 	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) || setgroups(0, NULL) ||
@@ -94,6 +123,10 @@ static int drop_to_capped(void)
 	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
 		d[caps[i] / 32].permitted |= 1u << (caps[i] % 32);
 		d[caps[i] / 32].effective |= 1u << (caps[i] % 32);
+	}
+	if (admin) {
+		d[CAP_SYS_ADMIN / 32].permitted |= 1u << (CAP_SYS_ADMIN % 32);
+		d[CAP_SYS_ADMIN / 32].effective |= 1u << (CAP_SYS_ADMIN % 32);
 	}
 	return (int)syscall(SYS_capset, &h, d);
 }
