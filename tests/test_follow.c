@@ -374,9 +374,37 @@ static void test_follow_exit_status(void **state)
 }
 
 /*
+ * Follows @n dd processes alive at once, each blocked on a FIFO until the
+ * root has started them all; the root first prints `ulimit @ulimit`,
+ * which must say 1024.  Every dd EXEC is reported, nothing is detached.
+ */
+static void follow_live_dds(int n, const char *ulimit)
+{
+	static struct follow_run r;
+	char script[512];
+	char *args[] = {"bash", "-c", script, NULL};
+	int dd;
+
+	snprintf(script, sizeof(script),
+		 "ulimit %s; d=$(mktemp -d) && mkfifo $d/f && exec 3<>$d/f && rm -r $d && "
+		 "for i in $(seq %d); do dd bs=1 count=1 status=none <&3 >/dev/null & done; "
+		 "head -c %d /dev/zero >&3; wait",
+		 ulimit, n, n);
+	run_follow(&r, args, 120000);
+	dd = count_events(&r, 0, "EXEC", "/dd");
+	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) || dd != n ||
+	    strstr(r.text, "detached") || !strstr(r.text, "1024\n")) {
+		dump_run(&r);
+		fail_msg("%d live processes at ulimit %s 1024: %d dd EXECs, wait status 0x%x", n,
+			 ulimit, dd, r.status);
+	}
+	free_run(&r);
+}
+
+/*
  * 600 processes alive at once under a soft RLIMIT_NOFILE of 1024 (Debian's
- * default): the library holds up to three descriptors per followed
- * process in the controller and two in the helper, so both raise their
+ * default): the library holds two descriptors per followed process in
+ * the controller and two in the engine, so both raise their
  * soft limit to the hard one; the tree keeps the caller's 1024.  Before,
  * about 330 processes were followed and the rest "detached" with "memory
  * allocation failure".  The dd processes block on a FIFO until the root
@@ -384,15 +412,7 @@ static void test_follow_exit_status(void **state)
  */
 static void test_follow_many_live_processes(void **state)
 {
-	static struct follow_run r;
-	char *args[] = {
-		"bash", "-c",
-		"ulimit -Sn; d=$(mktemp -d) && mkfifo $d/f && exec 3<>$d/f && rm -r $d && "
-		"for i in $(seq 600); do dd bs=1 count=1 status=none <&3 >/dev/null & done; "
-		"head -c 600 /dev/zero >&3; wait",
-		NULL};
 	struct rlimit old, low;
-	int dd;
 
 	(void)state;
 	tl_require_root();
@@ -404,16 +424,8 @@ static void test_follow_many_live_processes(void **state)
 	low = old;
 	low.rlim_cur = 1024;
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
-	run_follow(&r, args, 120000);
+	follow_live_dds(600, "-Sn");
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
-	dd = count_events(&r, 0, "EXEC", "/dd");
-	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) || dd != 600 ||
-	    strstr(r.text, "detached") || !strstr(r.text, "1024\n")) {
-		dump_run(&r);
-		fail_msg("600 live processes at ulimit -Sn 1024: %d dd EXECs, wait status 0x%x", dd,
-			 r.status);
-	}
-	free_run(&r);
 }
 
 /*
@@ -427,18 +439,10 @@ static void test_follow_many_live_processes(void **state)
  */
 static void test_follow_live_processes_hard_limit(void **state)
 {
-	static struct follow_run r;
-	char *args[] = {
-		"bash", "-c",
-		"ulimit -Hn; d=$(mktemp -d) && mkfifo $d/f && exec 3<>$d/f && rm -r $d && "
-		"for i in $(seq 400); do dd bs=1 count=1 status=none <&3 >/dev/null & done; "
-		"head -c 400 /dev/zero >&3; wait",
-		NULL};
 	/* in the child only: without CAP_SYS_RESOURCE a hard limit never comes back up */
 	static const char *const prefix[] = {"/bin/sh", "-c",
 					     "ulimit -n 1024 && exec \"$0\" \"$@\"", NULL};
 	struct rlimit old;
-	int dd;
 
 	(void)state;
 	tl_require_root();
@@ -449,16 +453,8 @@ static void test_follow_live_processes_hard_limit(void **state)
 		skip();
 	}
 	follow_prefix = prefix;
-	run_follow(&r, args, 120000);
+	follow_live_dds(400, "-Hn");
 	follow_prefix = NULL;
-	dd = count_events(&r, 0, "EXEC", "/dd");
-	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) || dd != 400 ||
-	    strstr(r.text, "detached") || !strstr(r.text, "1024\n")) {
-		dump_run(&r);
-		fail_msg("400 live processes at ulimit -Hn 1024: %d dd EXECs, wait status 0x%x", dd,
-			 r.status);
-	}
-	free_run(&r);
 }
 
 /* Runs tests/helpers/follow_json_check.py @what @file; fails the test if it finds fault. */

@@ -33,16 +33,6 @@
 #include <unistd.h>
 #include <tnf/tnfctl.h>
 
-#ifndef CAP_PERFMON
-#define CAP_PERFMON 38
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF 39
-#endif
-#ifndef CAP_CHECKPOINT_RESTORE
-#define CAP_CHECKPOINT_RESTORE 40
-#endif
-
 #define MAX_HANDLES 8
 
 static tnfctl_errcode_t (*f_pid_open)(pid_t, tnfctl_handle_t **);
