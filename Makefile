@@ -129,12 +129,12 @@ $(B)/libtnfctl.so.1: $(CTL_OBJS) src/libtnfctl/libtnfctl.map
 # overrides it): the build tree's library names the build tree's engine,
 # and make install relinks the library with the installed path (as it
 # relinks the tools with the installed rpath).
-$(B)/src/libtnfctl/client.o: CFLAGS += -DTNFCTL_ENGINE_PATH='"$(abspath $(B))/tnfctl-engine"'
-$(B)/install/client.o: src/libtnfctl/client.c | $(B)/tnfctl.skel.h
+$(B)/src/libtnfctl/engine_start.o: CFLAGS += -DTNFCTL_ENGINE_PATH='"$(abspath $(B))/tnfctl-engine"'
+$(B)/install/engine_start.o: src/libtnfctl/engine_start.c | $(B)/tnfctl.skel.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Isrc/libtnfctl -DTNFCTL_ENGINE_PATH='"$(ENGINE_DIR)/tnfctl-engine"' \
 		-fPIC -fvisibility=hidden -c $< -o $@
-$(B)/src/libtnfctl/client.o $(B)/install/client.o: Makefile
+$(B)/src/libtnfctl/engine_start.o $(B)/install/engine_start.o: Makefile
 
 $(B)/tnfctl-engine: $(ENGINE_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $(ENGINE_OBJS) $(LIBS_CTL)
@@ -215,6 +215,11 @@ $(B)/tests/helpers/tl_asan_ctl: tests/helpers/tl_asan_ctl.c $(B)/libtnfctl.so
 	$(CC) $(CFLAGS) -fsanitize=address -fno-omit-frame-pointer -o $@ $< -L$(B) -ltnfctl -lpthread \
 		-Wl,-rpath,'$$ORIGIN/../..'
 
+# A caller with a thread and a child handle per process of a large tree (test_scale).
+$(B)/tests/helpers/tl_tree_ctl: tests/helpers/tl_tree_ctl.c $(B)/libtnfctl.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -L$(B) -ltnfctl -lpthread -Wl,-rpath,'$$ORIGIN/../..'
+
 $(B)/tests/helpers/%: tests/helpers/%.c tests/helpers/target_common.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(SAN_TARGET) -ldl -lpthread
@@ -242,9 +247,13 @@ $(B)/tests/test_stress: tests/stress/test_stress.c tests/stress/storm.h tests/te
 		-Wl,-rpath,'$$ORIGIN/..'
 
 # The stress tests at full size (10,000 processes, 1,000 dlopen cycles, 1,000,000
-# events into a wrapping buffer; 300 rounds of concurrent dlclose).
+# events into a wrapping buffer; 300 rounds of concurrent dlclose; 10,000 live
+# processes under a hard descriptor limit of 1024, by tnfctl-follow and by an
+# API caller with a thread per child handle).
 stress: tests
 	$(SAN_ENV) TL_STRESS=full TL_TESTS=test_stress B=$(B) tests/run-tests
+	$(SAN_ENV) TL_STRESS=full TL_TESTS="test_mt test_follow" \
+		TL_FILTER='*hard_limit*' B=$(B) tests/run-tests
 	$(SAN_ENV) TL_STRESS=full TL_TESTS="test_dlraces test_caps test_reattach test_races" B=$(B) tests/run-tests
 	$(SAN_ENV) TL_FAULTS_RANDOM=1 TL_TESTS=test_faults B=$(B) tests/run-tests
 
@@ -361,13 +370,13 @@ MAN1_PAGES := $(wildcard man/man1/*.1)
 MAN3_PAGES := $(wildcard man/man3/*.3)
 MAN8_PAGES := $(wildcard man/man8/*.8)
 
-install: all $(B)/install/client.o
+install: all $(B)/install/engine_start.o
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCDIR)/tnf \
 		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(ENGINE_DIR)
 	install -m 0755 $(B)/tnfctl-engine $(DESTDIR)$(ENGINE_DIR)/
 	$(CC) $(LDFLAGS) -shared -Wl,-soname,libtnfctl.so.1 -Wl,--version-script=src/libtnfctl/libtnfctl.map \
 		-Wl,-z,defs -o $(DESTDIR)$(LIBDIR)/libtnfctl.so.1 \
-		$(filter-out $(B)/src/libtnfctl/client.o,$(CTL_OBJS)) $(B)/install/client.o $(LIBS_CTL)
+		$(filter-out $(B)/src/libtnfctl/engine_start.o,$(CTL_OBJS)) $(B)/install/engine_start.o $(LIBS_CTL)
 	install -m 0755 $(B)/libtnfprobe.so.1 $(DESTDIR)$(LIBDIR)/
 	ln -sf libtnfctl.so.1 $(DESTDIR)$(LIBDIR)/libtnfctl.so
 	ln -sf libtnfprobe.so.1 $(DESTDIR)$(LIBDIR)/libtnfprobe.so

@@ -422,10 +422,61 @@ static void test_asan_caller_threads_allocate(void **state)
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/*
+ * An API caller with a thread and a child handle per process (the
+ * tnfctl_continue(3TNF) FORK example) follows a tree of N live processes
+ * under a hard RLIMIT_NOFILE of 1024 (Debian's default): every process is
+ * followed to its end, and neither the caller's descriptors nor the
+ * engine's grow with the tree (64 or fewer each).  BUG (fixed): a handle
+ * was a socket in the caller and another in the engine, and at 988
+ * children the caller got ALLOCFAIL.  N: 2000 (500 in a slow lane, 10,000
+ * with TL_STRESS=full); tests/helpers/tl_tree_ctl is the caller.
+ */
+static void test_thread_per_child_handle_hard_limit(void **state)
+{
+	const char *stress = getenv("TL_STRESS");
+	int n = stress && !strcmp(stress, "full") ? 10000 : tl.timeout_ms > 60000 ? 500 : 2000;
+	char prog[PATH_MAX], ns[16];
+	/* in the child only: without CAP_SYS_RESOURCE a hard limit never comes back up */
+	char *argv[] = {"/bin/sh", "-c", "ulimit -n 1024 && exec \"$0\" \"$@\"", prog, ns, NULL};
+	struct tl_proc *p = tl_proc_new();
+	int procs, ends, root, fds, efds, st;
+	char **env = tl_env_build(NULL);
+	const char *l;
+	pid_t pid;
+
+	(void)state;
+	tl_require_root();
+	tl_watchdog_extend(n / 20);
+	tl_path_of(prog, "tests/helpers/tl_tree_ctl");
+	snprintf(ns, sizeof(ns), "%d", n);
+	pid = tl_spawn(argv, env, p->t_reply_w, NULL);
+	free(env);
+	tl_proc_handed_over(p);
+	p->pid = pid;
+	l = tl_read_line(p, tl.timeout_ms + n * 50);
+	if (!l)
+		fail_msg("tl_tree_ctl %d: no answer", n);
+	if (sscanf(l, "processes %d ends %d root_status %d fds %d engine_fds %d", &procs, &ends,
+		   &root, &fds, &efds) != 5)
+		fail_msg("tl_tree_ctl %d: \"%s\"", n, l);
+	print_message("# %d live children: %d processes, %d ends, caller %d descriptors, "
+		      "engine %d\n",
+		      n, procs, ends, fds, efds);
+	assert_int_equal(tl_waitpid_timeout(pid, &st, 0, tl.timeout_ms), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_true(procs > n);
+	assert_int_equal(ends, procs);
+	assert_int_equal(root, 0);
+	assert_true(fds > 0 && fds <= 64);
+	assert_true(efds > 0 && efds <= 64);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		TL_TEST(test_two_trees_from_two_threads),
+		TL_TEST(test_thread_per_child_handle_hard_limit),
 		TL_TEST(test_child_handle_in_other_thread),
 		TL_TEST(test_blocked_continue_does_not_block_others),
 		TL_TEST(test_parallel_controllers),

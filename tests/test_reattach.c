@@ -173,13 +173,17 @@ static bool is_stopped(pid_t pid, pid_t tid)
 	return tl_task_state(pid, tid) == 'T';
 }
 
-/* Thread @tid of this process is blocked in recvmsg (a reply from the helper). */
-static bool in_recvmsg(pid_t pid, pid_t tid)
+/*
+ * Thread @tid of this process waits for the engine's reply: asleep on its
+ * handle's condition variable (the library's reader thread takes replies
+ * off the connection), the request sent before it.
+ */
+static bool in_reply_wait(pid_t pid, pid_t tid)
 {
 	char path[64], buf[256];
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
-	return tl_read_file(path, buf, sizeof(buf)) > 0 && atol(buf) == SYS_recvmsg;
+	return tl_read_file(path, buf, sizeof(buf)) > 0 && atol(buf) == SYS_futex;
 }
 
 struct reopen {
@@ -226,7 +230,7 @@ static void helper_dies_in_reopen(void)
 	assert_int_equal(pthread_create(&th, NULL, reopen_thread, &r), 0);
 	while (!r.tid)
 		sched_yield();
-	wait_until(in_recvmsg, getpid(), r.tid, "pid_open waits for the helper's reply");
+	wait_until(in_reply_wait, getpid(), r.tid, "pid_open waits for the helper's reply");
 	assert_int_equal(kill(tracer, SIGKILL), 0);
 	pthread_join(th, NULL);
 	assert_null(r.h);

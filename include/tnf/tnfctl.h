@@ -34,9 +34,19 @@
  *    TNFCTL_ERR_INTERNAL (errno says why: ENOENT, EACCES, ...; the library
  *    writes one line naming the path and the reason to stderr), or
  *    TNFCTL_ERR_ALLOCFAIL when out of memory or processes.  If the engine
- *    dies (killed), each handle's next call fails with TNFCTL_ERR_INTERNAL
- *    and first resumes that handle's target (SIGCONT), unless it was
- *    exec_open'd and not released (those die with the engine).
+ *    dies (killed), the library resumes every handle's target (SIGCONT),
+ *    unless it was exec_open'd and not released (those die with the
+ *    engine), then fails every call on those handles with
+ *    TNFCTL_ERR_INTERNAL.
+ *  - Handles are ids on one connection per process to the engine: no
+ *    handle holds a descriptor.  The library runs one thread of its own
+ *    (all signals blocked) that takes the engine's replies, and installs a
+ *    handler for one real-time signal, the highest with no handler when
+ *    the first engine starts (SIGRTMAX unless the program handles it),
+ *    sent only to a thread of the caller's blocked in tnfctl_continue() to
+ *    wake it.  A program that later installs its own handler for that
+ *    signal slows those wake-ups (each waiting thread then looks every 20
+ *    ms); one that ignores it, likewise.
  *  - A target is only ever controlled if the caller could ptrace it.
  */
 #ifndef _TNF_TNFCTL_H
@@ -328,14 +338,13 @@ tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *
  *                        EXIT or TARGGONE event.
  *  TNFCTL_ERR_NOPROCESS  the target was killed while stopped (only SIGKILL
  *                        can do that).
- *  TNFCTL_ERR_ALLOCFAIL  no descriptor (RLIMIT_NOFILE, in the caller or in
- *                        the engine, which raises its soft limit to
- *                        the hard one) or memory for the socket of a FORK
- *                        child's handle (@child_hndl set; errno is EMFILE
- *                        or ENFILE when descriptors ran out; the target is
- *                        still stopped, the handle usable).  Each handle
- *                        holds one descriptor, and one more while a
- *                        continue with @child_hndl waits.
+ *  TNFCTL_ERR_ALLOCFAIL  no descriptor (RLIMIT_NOFILE) or memory in the
+ *                        engine, which it needed for a moment to arm the
+ *                        target (errno is EMFILE or ENFILE when
+ *                        descriptors ran out; the target is still
+ *                        stopped, the handle usable).  A handle holds no
+ *                        descriptor: it is an id on the process's one
+ *                        connection to the engine.
  *  TNFCTL_ERR_INTERNAL   the engine failed.
  */
 tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *hndl, tnfctl_event_t *evt,

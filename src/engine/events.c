@@ -221,8 +221,9 @@ int tnf_events_track(pid_t tgid, unsigned int flags, uint64_t r_state_addr)
 	int fd = bpf_map__fd(skel->maps.tracked);
 	uint64_t ticks = tnf_start_ticks(tgid);
 
+	/* /proc unreadable for want of a descriptor or memory is no missing process */
 	if (!ticks)
-		return -ESRCH;
+		return errno == EMFILE || errno == ENFILE || errno == ENOMEM ? -errno : -ESRCH;
 	/* Keep what rtld told the kernel side (RT_ADD/RT_DELETE seen). */
 	if (bpf_map_lookup_elem(fd, &key, &st) == 0 && st.start_ticks == ticks) {
 		st.flags = flags;

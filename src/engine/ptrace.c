@@ -10,6 +10,10 @@
 #include <sys/ptrace.h>
 #include "tracer.h"
 
+/* Every thread of every target by tid: a wait status is matched without a walk of the tree. */
+#define TID_BUCKETS 4096
+static struct thr *tid_hash[TID_BUCKETS];
+
 struct thr *thr_find(struct target *t, pid_t tid)
 {
 	struct thr *th;
@@ -20,9 +24,19 @@ struct thr *thr_find(struct target *t, pid_t tid)
 	return NULL;
 }
 
+struct thr *thr_lookup(pid_t tid)
+{
+	struct thr *th;
+
+	for (th = tid_hash[(unsigned int)tid % TID_BUCKETS]; th; th = th->hnext)
+		if (th->tid == tid)
+			return th;
+	return NULL;
+}
+
 struct thr *thr_add(struct target *t, pid_t tid)
 {
-	struct thr *th = thr_find(t, tid);
+	struct thr *th = thr_find(t, tid), **b;
 
 	if (th)
 		return th;
@@ -30,9 +44,25 @@ struct thr *thr_add(struct target *t, pid_t tid)
 	if (!th)
 		return NULL;
 	th->tid = tid;
+	th->owner = t;
 	th->next = t->thrs;
 	t->thrs = th;
+	b = &tid_hash[(unsigned int)tid % TID_BUCKETS];
+	th->hnext = *b;
+	*b = th;
 	return th;
+}
+
+static void thr_free(struct thr *th)
+{
+	struct thr **pp;
+
+	for (pp = &tid_hash[(unsigned int)th->tid % TID_BUCKETS]; *pp; pp = &(*pp)->hnext)
+		if (*pp == th) {
+			*pp = th->hnext;
+			break;
+		}
+	free(th);
 }
 
 void thr_remove(struct target *t, pid_t tid)
@@ -42,7 +72,7 @@ void thr_remove(struct target *t, pid_t tid)
 	for (pp = &t->thrs; (th = *pp); pp = &th->next)
 		if (th->tid == tid) {
 			*pp = th->next;
-			free(th);
+			thr_free(th);
 			return;
 		}
 }
@@ -53,7 +83,7 @@ void thr_free_all(struct target *t)
 
 	while ((th = t->thrs)) {
 		t->thrs = th->next;
-		free(th);
+		thr_free(th);
 	}
 }
 

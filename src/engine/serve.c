@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The engine's wire and event loop: the client's sockets (one main socket,
- * one per handle, proto.h), its requests handed to the state machine
- * (tracer.c), the replies, and the loop over the BPF ring buffer, waitpid
- * (through a signalfd for SIGCHLD) and the sockets.
+ * The engine's wire and event loop: the client's connection (proto.h), its
+ * requests handed to the state machine (tracer.c), the replies, and the
+ * loop over the BPF ring buffer, waitpid (through a signalfd for SIGCHLD)
+ * and the connection.  Handles are ids on the connection: the engine holds
+ * no descriptor per target or per handle.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,130 +21,87 @@
 #include <tnf/tnfctl.h>
 #include "tracer.h"
 
-static int epfd = -1, sigfd = -1, rb_fd = -1, main_sock = -1;
+/* A client's connection. */
+struct tnf_conn {
+	int fd;
+};
+
+static struct tnf_conn main_conn = {.fd = -1};
+static int epfd = -1, sigfd = -1, rb_fd = -1;
 static bool abandoning; /* the controller is gone: release everything, then exit */
 bool tnf_debug_on;
 
-/* ---- sockets and replies ------------------------------------------------ */
+/* ---- replies ------------------------------------------------------------ */
 
-void srv_watch_fd(int fd)
+static void watch_fd(int fd)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
 
 	epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
-/*
- * The fds dropped while one epoll batch is handled: a later event of that
- * batch for the same number is stale (its socket is closed, and the number
- * may be a new socket's already, or a child socket's not watched at all:
- * reading it there took an EOF for its end and closed it twice).
- */
-static int *batch_dropped;
-static size_t nbatch_dropped, cap_batch_dropped;
-
-static bool dropped_in_batch(int fd)
+/* A reply to a handle that is gone (hid 0, or its connection closed) is dropped. */
+void srv_send_rep(struct tnf_peer to, struct tnf_rep *rep)
 {
-	size_t i;
-
-	for (i = 0; i < nbatch_dropped; i++)
-		if (batch_dropped[i] == fd)
-			return true;
-	return false;
-}
-
-void srv_drop_fd(int fd)
-{
-	if (fd < 0)
+	if (!to.hid || !to.conn || to.conn->fd < 0)
 		return;
-	epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
-	close(fd);
-	if (nbatch_dropped == cap_batch_dropped) {
-		size_t cap = cap_batch_dropped ? cap_batch_dropped * 2 : 64;
-		int *p = realloc(batch_dropped, cap * sizeof(*p));
-
-		if (!p)
-			return; /* then only a stale event can be misread, as before */
-		batch_dropped = p;
-		cap_batch_dropped = cap;
-	}
-	batch_dropped[nbatch_dropped++] = fd;
-}
-
-void srv_send_rep(int sock, struct tnf_rep *rep)
-{
-	if (sock < 0)
-		return;
+	rep->hid = to.hid;
 	rep->lost = tnf_events_lost();
-	tnf_send(sock, rep, sizeof(*rep), -1);
+	tnf_send(to.conn->fd, rep, sizeof(*rep), -1);
 }
 
-void srv_reply_err(int sock, int err)
+void srv_reply_err(struct tnf_peer to, int err)
 {
 	struct tnf_rep rep;
 
 	memset(&rep, 0, sizeof(rep));
 	rep.kind = TNF_REP_DONE;
 	rep.err = err;
-	srv_send_rep(sock, &rep);
+	srv_send_rep(to, &rep);
 }
 
 /* ---- requests ----------------------------------------------------------- */
 
-static void on_handle_sock(int sock)
+/* A request for a handle id the engine has no target for (yet). */
+static void on_unbound(struct tnf_peer from, const struct tnf_req *req)
 {
-	struct target *t = tgt_by_sock(sock);
-	struct tnf_req req;
 	struct tnf_rep rep;
-	int fd = -1;
-	ssize_t n;
 
-	n = tnf_recv_nowait(sock, &req, sizeof(req), &fd);
-	if (n != (ssize_t)sizeof(req)) {
-		if (fd >= 0)
-			close(fd);
-		if (n == 0 || (n < 0 && errno != EAGAIN)) {
-			if (t)
-				tgt_abandon(t);
-			else
-				srv_drop_fd(sock);
-		}
-		return;
+	switch (req->op) {
+	case TNF_OP_PID_OPEN:
+		op_pid_open(from, req->pid, req->arg != 0, req->flags);
+		break;
+	case TNF_OP_EXEC_ATTACH:
+		op_exec_attach(from, req->pid, req->flags);
+		break;
+	case TNF_OP_LOST:
+		memset(&rep, 0, sizeof(rep));
+		rep.kind = TNF_REP_DONE;
+		srv_send_rep(from, &rep);
+		break;
+	case TNF_OP_DROP:
+	case TNF_OP_STOP:
+		break; /* no reply: the target has gone already */
+	default:
+		srv_reply_err(from, TNFCTL_ERR_BADARG);
+		break;
 	}
+}
+
+static void on_request(struct tnf_conn *c, const struct tnf_req *req)
+{
+	struct tnf_peer from = {.conn = c, .hid = req->hid};
+	struct target *t = tgt_by_peer(from);
+
+	if (!req->hid)
+		return; /* a client bug: no one to answer */
 	if (!t) {
-		switch (req.op) {
-		case TNF_OP_PID_OPEN:
-			op_pid_open(sock, req.pid, req.arg != 0, req.flags);
-			break;
-		case TNF_OP_EXEC_ATTACH:
-			op_exec_attach(sock, req.pid, req.flags);
-			break;
-		case TNF_OP_LOST:
-			memset(&rep, 0, sizeof(rep));
-			rep.kind = TNF_REP_DONE;
-			srv_send_rep(sock, &rep);
-			break;
-		default:
-			srv_reply_err(sock, TNFCTL_ERR_BADARG);
-			break;
-		}
-		if (fd >= 0)
-			close(fd);
+		on_unbound(from, req);
 		return;
 	}
-	switch (req.op) {
+	switch (req->op) {
 	case TNF_OP_CONTINUE:
-		/* The child handle's socket was not installed here (RLIMIT_NOFILE). */
-		if (req.arg && fd < 0) {
-			struct tnf_rep rep = {.kind = TNF_REP_DONE,
-					      .err = TNFCTL_ERR_ALLOCFAIL,
-					      .exit_status = EMFILE};
-
-			srv_send_rep(sock, &rep);
-			break;
-		}
-		op_continue(t, req.arg != 0, fd);
-		fd = -1;
+		op_continue(t, req->child_hid);
 		break;
 	case TNF_OP_STOP:
 		if (t->phase == PH_RUNNING) {
@@ -152,28 +110,32 @@ static void on_handle_sock(int sock)
 		}
 		break;
 	case TNF_OP_CLOSE:
-		op_close(t, req.arg);
+		op_close(t, req->arg);
+		break;
+	case TNF_OP_DROP:
+		tgt_abandon(t);
 		break;
 	case TNF_OP_SET_FLAGS:
-		t->open_flags = req.arg;
-		srv_reply_err(sock,
-			      (req.arg & TNFCTL_OPEN_EXEC_FAILED) && tnf_events_want_exec_failed()
+		t->open_flags = req->arg;
+		srv_reply_err(from,
+			      (req->arg & TNFCTL_OPEN_EXEC_FAILED) && tnf_events_want_exec_failed()
 				      ? TNFCTL_ERR_INTERNAL
 				      : TNFCTL_ERR_NONE);
 		break;
 	default:
-		srv_reply_err(sock, TNFCTL_ERR_BADARG);
+		srv_reply_err(from, TNFCTL_ERR_BADARG);
 		break;
 	}
-	if (fd >= 0)
-		close(fd);
 }
 
 static void abandon_all(void)
 {
 	abandoning = true;
-	srv_drop_fd(main_sock);
-	main_sock = -1;
+	if (main_conn.fd >= 0) {
+		epoll_ctl(epfd, EPOLL_CTL_DEL, main_conn.fd, NULL);
+		close(main_conn.fd);
+		main_conn.fd = -1;
+	}
 	/* No new BPF stop from here on; account for those already sent. */
 	tnf_events_untrack_all();
 	tgt_drain_records();
@@ -181,23 +143,28 @@ static void abandon_all(void)
 	tnf_suspended_resume_all();
 }
 
-static void on_main_sock(void)
+/* Every request waiting on the connection, then its end if it has ended. */
+static void on_conn(struct tnf_conn *c)
 {
 	struct tnf_req req;
-	int fd = -1;
-	ssize_t n = tnf_recv_nowait(main_sock, &req, sizeof(req), &fd);
+	int fd;
+	ssize_t n;
 
-	if (n == (ssize_t)sizeof(req) && req.op == TNF_OP_NEW_HANDLE && fd >= 0) {
-		srv_watch_fd(fd);
-		return;
+	for (;;) {
+		fd = -1;
+		n = tnf_recv_nowait(c->fd, &req, sizeof(req), &fd);
+		if (fd >= 0)
+			close(fd); /* no request carries a descriptor */
+		if (n != (ssize_t)sizeof(req))
+			break;
+		if (req.op == TNF_OP_QUIT)
+			/* A deliberate end: what was suspended stays suspended. */
+			tnf_suspended_keep();
+		else
+			on_request(c, &req);
+		if (abandoning)
+			return;
 	}
-	if (n == (ssize_t)sizeof(req) && req.op == TNF_OP_QUIT) {
-		/* A deliberate end: what was suspended stays suspended. */
-		tnf_suspended_keep();
-		return;
-	}
-	if (fd >= 0)
-		close(fd);
 	if (n > 0 || (n < 0 && errno == EAGAIN))
 		return;
 	/* The controller is gone (or has closed its last handle). */
@@ -216,9 +183,10 @@ static void setup_process(int sock)
 	setsid();
 	prctl(PR_SET_NAME, "tnfctl-engine");
 	/*
-	 * Two descriptors per followed process: a tree of a few hundred live
-	 * processes outgrows a soft limit of 1024.  The helper runs nothing
-	 * else, so nothing inherits the raised limit.
+	 * No descriptor per followed process or per handle: the BPF object's,
+	 * its uprobe links (a few per distinct libc and ld.so), and one per
+	 * connection.  The soft limit is raised for containers with many libc
+	 * copies; the engine runs nothing else, so nothing inherits it.
 	 */
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
@@ -237,7 +205,7 @@ static void setup_process(int sock)
 		sock = 3;
 	}
 	close_range(4, ~0U, 0);
-	main_sock = sock;
+	main_conn.fd = sock;
 	for (sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			signal(sig, SIG_DFL);
@@ -295,7 +263,7 @@ int tnf_tracer_main(int sock)
 	rep.kind = TNF_REP_DONE;
 	rep.err = choose_stop_mode(&use_kfunc);
 	if (rep.err) {
-		tnf_send(main_sock, &rep, sizeof(rep), -1);
+		tnf_send(main_conn.fd, &rep, sizeof(rep), -1);
 		return 1;
 	}
 	e = tnf_events_load(use_kfunc);
@@ -305,43 +273,41 @@ int tnf_tracer_main(int sock)
 		rep.exit_status = e < 0 ? -e
 				  : e	? 0
 					: errno; /* the load's errno, for the message */
-		tnf_send(main_sock, &rep, sizeof(rep), -1);
+		tnf_send(main_conn.fd, &rep, sizeof(rep), -1);
 		return 1;
 	}
 	/* the engine proper: the client resumes its targets if this process dies */
 	rep.pid = getpid();
 	rb_fd = tnf_events_epoll_fd();
-	srv_watch_fd(rb_fd);
-	srv_watch_fd(sigfd);
-	srv_watch_fd(main_sock);
-	tnf_send(main_sock, &rep, sizeof(rep), -1);
+	watch_fd(rb_fd);
+	watch_fd(sigfd);
+	watch_fd(main_conn.fd);
+	tnf_send(main_conn.fd, &rep, sizeof(rep), -1);
 	dbg("started, stop mode %s\n", use_kfunc ? "kfunc" : "ptrace");
 
 	while (!abandoning || tgt_any()) {
 		n = epoll_wait(epfd, evs, 32, -1);
 		if (n < 0 && errno != EINTR)
 			break;
-		nbatch_dropped = 0;
 		tgt_drain_records();
 		tgt_reap_all();
 		for (i = 0; i < n; i++) {
 			int fd = evs[i].data.fd;
 
-			if (fd == rb_fd || dropped_in_batch(fd))
+			if (fd == rb_fd)
 				continue;
 			if (fd == sigfd) {
 				if (drain_signals() && !abandoning)
 					abandon_all(); /* asked to go: as if the controller died */
 				continue;
 			}
-			if (fd == main_sock)
-				on_main_sock();
-			else
-				on_handle_sock(fd);
+			if (fd == main_conn.fd)
+				on_conn(&main_conn);
 		}
 		tgt_drain_records();
 		tgt_reap_all();
 		tgt_evaluate_all();
+		tgt_free_destroyed();
 	}
 	dbg("exiting\n");
 	tnf_events_unload();

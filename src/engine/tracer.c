@@ -77,11 +77,22 @@ static void close_detach(struct target *t, int sig, bool force_cont, int reply);
 
 /* ---- targets ------------------------------------------------------------ */
 
+/* Targets by tgid, the newest first: lookups per record cost no walk of the tree. */
+#define TGID_BUCKETS 4096
+static struct target *tgid_hash[TGID_BUCKETS];
+/* Destroyed during a turn of the loop: freed at its end (tgt_for_each may hold them). */
+static struct target *destroyed;
+
+static struct target **tgid_bucket(pid_t tgid)
+{
+	return &tgid_hash[(unsigned int)tgid % TGID_BUCKETS];
+}
+
 static struct target *target_find(pid_t tgid)
 {
 	struct target *t;
 
-	for (t = targets; t; t = t->next)
+	for (t = *tgid_bucket(tgid); t; t = t->hnext)
 		if (t->tgid == tgid)
 			return t;
 	return NULL;
@@ -89,40 +100,37 @@ static struct target *target_find(pid_t tgid)
 
 static struct target *target_by_tid(pid_t tid, struct thr **thp)
 {
-	struct target *t;
+	struct thr *th = thr_lookup(tid);
 
-	for (t = targets; t; t = t->next) {
-		struct thr *th = thr_find(t, tid);
-
-		if (th) {
-			*thp = th;
-			return t;
-		}
+	if (th) {
+		*thp = th;
+		return th->owner;
 	}
 	return NULL;
 }
 
-struct target *tgt_by_sock(int sock)
+struct target *tgt_by_peer(struct tnf_peer p)
 {
 	struct target *t;
 
-	for (t = targets; t; t = t->next)
-		if (t->sock == sock)
+	for (t = targets; t && p.hid; t = t->next)
+		if (t->peer.hid == p.hid && t->peer.conn == p.conn)
 			return t;
 	return NULL;
 }
 
-static struct target *target_new(pid_t tgid, int sock)
+static struct target *target_new(pid_t tgid, struct tnf_peer peer)
 {
 	struct target *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		return NULL;
 	t->tgid = tgid;
-	t->sock = sock;
-	t->child_sock = -1;
+	t->peer = peer;
 	t->next = targets;
 	targets = t;
+	t->hnext = *tgid_bucket(tgid);
+	*tgid_bucket(tgid) = t;
 	return t;
 }
 
@@ -143,23 +151,37 @@ static void target_destroy(struct target *t)
 	struct target **pp;
 	struct tevent *e;
 
-	dbg("%d: target freed (phase %d, sock %d)\n", t->tgid, t->phase, t->sock);
+	dbg("%d: target freed (phase %d, handle %u)\n", t->tgid, t->phase, t->peer.hid);
 	release_event_children(t);
 	for (pp = &targets; *pp; pp = &(*pp)->next)
 		if (*pp == t) {
 			*pp = t->next;
 			break;
 		}
+	for (pp = tgid_bucket(t->tgid); *pp; pp = &(*pp)->hnext)
+		if (*pp == t) {
+			*pp = t->hnext;
+			break;
+		}
 	tnf_events_untrack(t->tgid);
-	srv_drop_fd(t->sock);
-	if (t->child_sock >= 0)
-		close(t->child_sock);
 	while ((e = t->events)) {
 		t->events = e->next;
 		free(e);
 	}
 	thr_free_all(t);
-	free(t);
+	t->destroyed = true;
+	t->next = destroyed;
+	destroyed = t;
+}
+
+void tgt_free_destroyed(void)
+{
+	struct target *t;
+
+	while ((t = destroyed)) {
+		destroyed = t->next;
+		free(t);
+	}
 }
 
 static void resume_all(struct target *t)
@@ -202,7 +224,7 @@ static bool fully_stopped(struct target *t)
  * @sig: SIGSTOP to leave it in a job-control stop (SUSPEND), else 0.
  * @force_cont: end with a SIGCONT, which also discards any SIGSTOP that BPF
  * sent and nobody collected.
- * @reply: the error to send on the handle socket once every thread is
+ * @reply: the error to send to the handle once every thread is
  * detached (so the caller sees the final state), or -1 for no reply.
  */
 static void close_detach(struct target *t, int sig, bool force_cont, int reply)
@@ -217,10 +239,8 @@ static void close_detach(struct target *t, int sig, bool force_cont, int reply)
 	t->close_sig = sig;
 	t->close_cont = !sig && force_cont;
 	t->close_reply = reply;
-	if (reply < 0) {
-		srv_drop_fd(t->sock);
-		t->sock = -1;
-	}
+	if (reply < 0)
+		t->peer.hid = 0;
 	/* SUSPEND: queued now; the threads enter the group-stop while still traced. */
 	if (sig && !t->dead) {
 		kill(t->tgid, sig);
@@ -233,7 +253,7 @@ static void close_detach(struct target *t, int sig, bool force_cont, int reply)
 /* An open failed after the seize: undo it, then report @err. */
 static void fail_open(struct target *t, int err)
 {
-	int sock = t->sock;
+	struct tnf_peer to = t->peer;
 
 	/*
 	 * Killed in the middle of the open: its /proc and memory failing say
@@ -254,9 +274,8 @@ static void fail_open(struct target *t, int err)
 		return;
 	}
 	if (t->dead) {
-		t->sock = -1;
-		srv_reply_err(sock, err);
-		srv_drop_fd(sock);
+		t->peer.hid = 0;
+		srv_reply_err(to, err);
 		target_destroy(t);
 	} else if (t->keep_stop) {
 		/* Someone else's stop: left as it was found, and not ours to end later. */
@@ -324,7 +343,7 @@ static void on_fork_rec(struct target *t, const struct tnf_rec *r)
 	if (th && (r->flags & TNF_RF_STOPPED))
 		th->expect_sigstop++;
 	if (r->flags & TNF_RF_CHILD_TRACKED) {
-		c = target_new(r->child, -1);
+		c = target_new(r->child, (struct tnf_peer){0});
 		if (c) {
 			c->phase = PH_CHILD;
 			c->parent = t;
@@ -686,7 +705,6 @@ void tgt_reap_all(void)
 static void finish_open(struct target *t)
 {
 	struct tnf_maps_info mi;
-	int sock = t->sock;
 
 	/* NOPROBES: a static program has no ld.so, which fails tnf_proc_maps(). */
 	if (tnf_proc_maps(live_tid(t), &mi) && !t->noprobes) {
@@ -705,7 +723,7 @@ static void finish_open(struct target *t)
 	tnf_events_track(t->tgid, 0, t->r_state_addr);
 	t->bpf_flags = 0;
 	t->phase = PH_IDLE;
-	srv_reply_err(sock, TNFCTL_ERR_NONE);
+	srv_reply_err(t->peer, TNFCTL_ERR_NONE);
 }
 
 /*
@@ -929,7 +947,7 @@ static int seize_all(struct target *t)
  * @ours: only our own SUSPEND stopped it (the client keeps that list);
  * @flags: TNFCTL_OPEN_*.
  */
-void op_pid_open(int sock, pid_t pid, bool ours, unsigned int flags)
+void op_pid_open(struct tnf_peer from, pid_t pid, bool ours, unsigned int flags)
 {
 	bool noprobes = flags & TNFCTL_OPEN_NOPROBES;
 	struct target *t;
@@ -940,14 +958,14 @@ void op_pid_open(int sock, pid_t pid, bool ours, unsigned int flags)
 		/* Stopped by our SUSPEND alone (e.g. at an EXEC): a failed open resumes it. */
 		if (ours && err != TNFCTL_ERR_BUSY && err != TNFCTL_ERR_NOPROCESS)
 			kill(pid, SIGCONT);
-		srv_reply_err(sock, err);
+		srv_reply_err(from, err);
 		return;
 	}
-	t = target_new(pid, sock);
+	t = target_new(pid, from);
 	if (!t) {
 		if (ours)
 			kill(pid, SIGCONT);
-		srv_reply_err(sock, TNFCTL_ERR_ALLOCFAIL);
+		srv_reply_err(from, TNFCTL_ERR_ALLOCFAIL);
 		return;
 	}
 	t->keep_stop = !ours && tnf_proc_job_stopped(pid);
@@ -965,24 +983,24 @@ void op_pid_open(int sock, pid_t pid, bool ours, unsigned int flags)
 	tgt_evaluate(t);
 }
 
-void op_exec_attach(int sock, pid_t pid, unsigned int flags)
+void op_exec_attach(struct tnf_peer from, pid_t pid, unsigned int flags)
 {
 	struct tnf_rep rep;
 	struct target *t;
 	int e;
 
 	if (target_find(pid)) {
-		srv_reply_err(sock, TNFCTL_ERR_BUSY);
+		srv_reply_err(from, TNFCTL_ERR_BUSY);
 		return;
 	}
 	e = thr_seize(pid, true);
 	if (e) {
-		srv_reply_err(sock, errno_to_err(-e));
+		srv_reply_err(from, errno_to_err(-e));
 		return;
 	}
-	t = target_new(pid, sock);
+	t = target_new(pid, from);
 	if (!t || !thr_add(t, pid)) {
-		srv_reply_err(sock, TNFCTL_ERR_ALLOCFAIL);
+		srv_reply_err(from, TNFCTL_ERR_ALLOCFAIL);
 		return;
 	}
 	t->exec_child = true;
@@ -994,7 +1012,7 @@ void op_exec_attach(int sock, pid_t pid, unsigned int flags)
 	tnf_events_track(pid, TNF_F_ARMED, 0);
 	memset(&rep, 0, sizeof(rep));
 	rep.kind = TNF_REP_SEIZED;
-	srv_send_rep(sock, &rep);
+	srv_send_rep(from, &rep);
 }
 
 /* ---- continuing and reporting ------------------------------------------ */
@@ -1039,10 +1057,10 @@ static void bind_child(struct target *t, struct target *c)
 	 */
 	if (c->tty_intr)
 		c->tty_sigint_seen = thr_tty_sigint_pending(c);
-	if (t->want_child && t->child_sock >= 0) {
-		c->sock = t->child_sock;
-		t->child_sock = -1;
-		srv_watch_fd(c->sock);
+	if (t->want_child && t->child_hid) {
+		c->peer.conn = t->peer.conn;
+		c->peer.hid = t->child_hid;
+		t->child_hid = 0;
 		c->phase = PH_IDLE;
 		if (!c->dead)
 			tnf_events_track(c->tgid, 0, c->r_state_addr);
@@ -1114,14 +1132,11 @@ static void report(struct target *t)
 	if (t->tty_intr && !t->dead)
 		t->tty_sigint_seen = (rep.event == TNFCTL_EVENT_EINTR || t->tty_sigint_seen) &&
 				     thr_tty_sigint_pending(t);
-	if (t->child_sock >= 0) {
-		close(t->child_sock);
-		t->child_sock = -1;
-	}
+	t->child_hid = 0;
 	t->stop_requested = false;
 	t->phase = PH_IDLE;
-	dbg("%d: event %d reported (sock %d)\n", t->tgid, rep.event, t->sock);
-	srv_send_rep(t->sock, &rep);
+	dbg("%d: event %d reported (handle %u)\n", t->tgid, rep.event, t->peer.hid);
+	srv_send_rep(t->peer, &rep);
 }
 
 /*
@@ -1153,22 +1168,21 @@ static bool wait_link_map(struct target *t)
 	return true;
 }
 
-void op_continue(struct target *t, bool want_child, int child_sock)
+/* @child_hid: the id a FORK child's handle gets, or 0 to let children run free */
+void op_continue(struct target *t, uint32_t child_hid)
 {
+	bool want_child = child_hid != 0;
 	unsigned int flags;
 	struct thr *th;
+	int e;
 
 	if (t->phase != PH_IDLE || (t->dead && !t->events && !t->exit_unseen)) {
-		if (child_sock >= 0)
-			close(child_sock);
-		srv_reply_err(t->sock, t->dead ? TNFCTL_ERR_NOPROCESS : TNFCTL_ERR_BADARG);
+		srv_reply_err(t->peer, t->dead ? TNFCTL_ERR_NOPROCESS : TNFCTL_ERR_BADARG);
 		return;
 	}
 	if (t->new_image && !t->noprobes) {
 		/* Its probes are the old image's: close and re-open (Solaris). */
-		if (child_sock >= 0)
-			close(child_sock);
-		srv_reply_err(t->sock, TNFCTL_ERR_BADARG);
+		srv_reply_err(t->peer, TNFCTL_ERR_BADARG);
 		return;
 	}
 	/*
@@ -1180,7 +1194,7 @@ void op_continue(struct target *t, bool want_child, int child_sock)
 		noprobes_image(t);
 	t->new_image = false;
 	t->want_child = want_child;
-	t->child_sock = child_sock;
+	t->child_hid = child_hid;
 	t->stop_requested = false;
 	t->phase = PH_RUNNING;
 	t->exit_unseen = false;
@@ -1197,8 +1211,19 @@ void op_continue(struct target *t, bool want_child, int child_sock)
 		/* Opened before rtld's start-up: its RT_CONSISTENT is no DLOPEN. */
 		if (t->startup_pending && !t->sync_seen)
 			flags |= TNF_F_STOP_SYNC;
+		e = tnf_events_track(t->tgid, flags, t->r_state_addr);
+		if (e == -EMFILE || e == -ENFILE || e == -ENOMEM) {
+			/* Nothing armed: it stays stopped, the handle as it was. */
+			struct tnf_rep rep = {.kind = TNF_REP_DONE,
+					      .err = TNFCTL_ERR_ALLOCFAIL,
+					      .exit_status = -e};
+
+			t->phase = PH_IDLE;
+			t->child_hid = 0;
+			srv_send_rep(t->peer, &rep);
+			return;
+		}
 		t->bpf_flags = flags;
-		tnf_events_track(t->tgid, flags, t->r_state_addr);
 		for (th = t->thrs; th; th = th->next)
 			if (th->stopped)
 				thr_setoptions(th, tnf_ptrace_opts(t->exec_child, want_child));
@@ -1208,12 +1233,10 @@ void op_continue(struct target *t, bool want_child, int child_sock)
 
 void op_close(struct target *t, int op)
 {
-	int sock = t->sock;
-
 	if (op == TNFCTL_TARG_DEFAULT)
 		op = t->exec_child ? TNFCTL_TARG_KILL : TNFCTL_TARG_RESUME;
 	if (t->dead) {
-		srv_reply_err(sock, TNFCTL_ERR_NONE);
+		srv_reply_err(t->peer, TNFCTL_ERR_NONE);
 		target_destroy(t);
 		return;
 	}
@@ -1233,8 +1256,7 @@ void tgt_abandon(struct target *t)
 	/* A fork child not yet reported goes with its parent's event. */
 	if (t->phase == PH_CLOSING || t->phase == PH_KILLING || t->phase == PH_CHILD)
 		return;
-	srv_drop_fd(t->sock);
-	t->sock = -1;
+	t->peer.hid = 0;
 	if (t->exec_child) {
 		release_event_children(t);
 		kill(t->tgid, SIGKILL);
@@ -1250,10 +1272,9 @@ static void closing_reply(struct target *t)
 {
 	if (t->close_reply < 0)
 		return;
-	srv_reply_err(t->sock, t->close_reply);
+	srv_reply_err(t->peer, t->close_reply);
 	t->close_reply = -1;
-	srv_drop_fd(t->sock);
-	t->sock = -1;
+	t->peer.hid = 0;
 }
 
 static void evaluate_closing(struct target *t)
@@ -1344,11 +1365,8 @@ void tgt_evaluate(struct target *t)
 		break;
 	case PH_KILLING:
 		if (t->dead) {
-			int sock = t->sock;
-
-			t->sock = -1;
-			srv_reply_err(sock, t->fail_err);
-			srv_drop_fd(sock);
+			srv_reply_err(t->peer, t->fail_err);
+			t->peer.hid = 0;
 			target_destroy(t);
 		}
 		break;
@@ -1367,19 +1385,42 @@ bool tgt_any(void)
 	return targets != NULL;
 }
 
+/*
+ * @fn on every target once, those it creates included, each pass one walk:
+ * @fn may destroy any target (kept in memory until the loop's turn ends).
+ */
 void tgt_for_each(void (*fn)(struct target *))
 {
+	static struct target **snap;
+	static size_t cap;
 	static unsigned int gen;
-	struct target *t;
+	struct target *t, **p;
+	size_t n, i;
 
 	gen++;
 	for (;;) {
-		for (t = targets; t && t->visit_gen == gen; t = t->next)
-			;
-		if (!t)
+		n = 0;
+		for (t = targets; t; t = t->next) {
+			if (t->visit_gen == gen)
+				continue;
+			if (n == cap) {
+				p = realloc(snap, (cap ? cap * 2 : 256) * sizeof(*p));
+				if (!p)
+					break; /* this pass takes what fits; the next the rest */
+				snap = p;
+				cap = cap ? cap * 2 : 256;
+			}
+			snap[n++] = t;
+		}
+		if (!n)
 			break;
-		t->visit_gen = gen;
-		fn(t);
+		for (i = 0; i < n; i++) {
+			t = snap[i];
+			if (t->destroyed || t->visit_gen == gen)
+				continue;
+			t->visit_gen = gen;
+			fn(t);
+		}
 	}
 }
 

@@ -18,9 +18,22 @@
 /* serve.c: the engine's loop, serving the client on @sock; returns its exit status. */
 int tnf_tracer_main(int sock);
 
+/*
+ * Where a target's replies go: a handle id on a client's connection
+ * (proto.h).  hid 0: no handle (an unreported fork child, or one whose
+ * handle is gone).
+ */
+struct tnf_conn;
+struct tnf_peer {
+	struct tnf_conn *conn;
+	uint32_t hid;
+};
+
 /* One traced thread. */
 struct thr {
 	struct thr *next;
+	struct thr *hnext; /* its tid's hash chain (ptrace.c) */
+	struct target *owner;
 	pid_t tid;
 	bool stopped;	   /* in a ptrace-stop we have collected */
 	bool interrupting; /* PTRACE_INTERRUPT sent, its trap not seen yet */
@@ -54,17 +67,19 @@ struct tevent {
 
 struct target {
 	struct target *next;
+	struct target *hnext; /* its tgid's hash chain */
+	bool destroyed;	      /* unlinked, freed at the end of the loop's turn */
 	pid_t tgid;
-	int sock;	     /* handle socket, -1 for an unbound child */
-	int child_sock;	     /* CONTINUE: socket for a child handle, or -1 */
-	bool exec_child;     /* exec_open'd: killed if the controller dies */
-	bool want_child;     /* CONTINUE asked for child handles */
-	bool stop_requested; /* controller interrupted (EINTR) */
-	bool sync_seen;	     /* SYNC record arrived */
-	bool exec_seen;	     /* EXEC record arrived (exec_open) */
-	bool dead;	     /* leader reaped */
-	bool exit_rec;	     /* EXIT record arrived */
-	bool exit_unseen;    /* died as an unbound fork child: CONTINUE reports it */
+	struct tnf_peer peer; /* its handle */
+	uint32_t child_hid;   /* CONTINUE: the id for a child handle, or 0 */
+	bool exec_child;      /* exec_open'd: killed if the controller dies */
+	bool want_child;      /* CONTINUE asked for child handles */
+	bool stop_requested;  /* controller interrupted (EINTR) */
+	bool sync_seen;	      /* SYNC record arrived */
+	bool exec_seen;	      /* EXEC record arrived (exec_open) */
+	bool dead;	      /* leader reaped */
+	bool exit_rec;	      /* EXIT record arrived */
+	bool exit_unseen;     /* died as an unbound fork child: CONTINUE reports it */
 	bool ended_group_stop;
 	bool lm_wait;	      /* PH_RUNNING: an event waits for a consistent link map */
 	bool keep_stop;	      /* pid_open of a process in someone else's job-control stop */
@@ -99,17 +114,15 @@ extern bool tnf_debug_on; /* TNFCTL_DEBUG: a trace of what the engine does, on s
 		if (tnf_debug_on)                                                                  \
 			fprintf(stderr, "tnfctl-engine: " __VA_ARGS__);                            \
 	} while (0)
-void srv_watch_fd(int fd);
-void srv_drop_fd(int fd); /* unwatched and closed */
-void srv_send_rep(int sock, struct tnf_rep *rep);
-void srv_reply_err(int sock, int err);
+void srv_send_rep(struct tnf_peer to, struct tnf_rep *rep);
+void srv_reply_err(struct tnf_peer to, int err);
 
 /* tracer.c: the state machine's entry points, for serve.c */
-struct target *tgt_by_sock(int sock);
+struct target *tgt_by_peer(struct tnf_peer p);
 bool tgt_any(void);
-void op_pid_open(int sock, pid_t pid, bool ours, unsigned int flags);
-void op_exec_attach(int sock, pid_t pid, unsigned int flags);
-void op_continue(struct target *t, bool want_child, int child_sock);
+void op_pid_open(struct tnf_peer from, pid_t pid, bool ours, unsigned int flags);
+void op_exec_attach(struct tnf_peer from, pid_t pid, unsigned int flags);
+void op_continue(struct target *t, uint32_t child_hid);
 void op_close(struct target *t, int op);
 void tgt_abandon(struct target *t);
 void tgt_evaluate(struct target *t);
@@ -117,6 +130,7 @@ void tgt_for_each(void (*fn)(struct target *));
 void tgt_evaluate_all(void);
 void tgt_drain_records(void);
 void tgt_reap_all(void);
+void tgt_free_destroyed(void);
 /* Processes left suspended by a SUSPEND close: resumed if the controller dies. */
 void tnf_suspended_resume_all(void);
 void tnf_suspended_keep(void); /* a deliberate end: they stay suspended */
@@ -140,6 +154,7 @@ void tnf_events_unload(void);
 
 /* ptrace.c */
 struct thr *thr_find(struct target *t, pid_t tid);
+struct thr *thr_lookup(pid_t tid); /* of any target, the newest first */
 struct thr *thr_add(struct target *t, pid_t tid);
 void thr_remove(struct target *t, pid_t tid);
 void thr_free_all(struct target *t);

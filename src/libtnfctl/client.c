@@ -1,21 +1,23 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Client side of the engine (tnfctl-engine, src/engine/): starts it by exec
- * on the first open, hands it one socket per handle, and lets it go when
- * the last handle is closed.
+ * The client's connection to the engine (tnfctl-engine, src/engine/; started
+ * by engine_start.c): one connection per process, shared by every handle.
+ * A handle is an id on it (proto.h), so our descriptors do not grow with the
+ * handles or the tree.
  *
- * All ptrace requests must come from the tracing thread, and waitpid() on
- * tracees must not steal the application's own children, so the tracing is
- * done by a helper process of our own (it also outlives a killed controller
- * long enough to resume its targets, see src/engine/tracer.c).
+ * One reader thread (all signals blocked) takes every reply off the
+ * connection and hands it to the handle it names: a thread waiting in an
+ * ordinary call sleeps on the handle's condition variable; a thread in
+ * tnfctl_continue sleeps in ppoll() with the caller's signal mask, so that a
+ * signal to it interrupts the wait as before, and is woken by a real-time
+ * signal of our own (wake_sig), sent to that thread alone.  Nothing per
+ * waiting thread is a descriptor: a caller with a thread per child handle
+ * (tnfctl_continue(3TNF)'s FORK example) stays at a few descriptors.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <linux/capability.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/prctl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,19 +31,35 @@
 #include "proto.h"
 #include "target.h"
 
+#define SLOT_BUCKETS 1024
+
+/* A reply waiting for its handle's thread. */
+struct tnf_reply {
+	struct tnf_reply *next;
+	struct tnf_rep rep;
+};
+
 /*
- * A helper and the handles it serves.  A new open goes to `cur`; if that
- * helper died (killed by someone), a new one is started, and the old one's
- * handles keep their struct until they are closed.
+ * A connection to an engine and the handles on it.  A new open goes to
+ * `cur`; if that engine died (killed by someone), a new one is started,
+ * and the old one's handles keep their struct until they are closed.
  */
 struct tnf_agent {
 	int sock;
 	int engine_pidfd; /* the engine proper (its first reply names it), or -1 */
 	unsigned int users;
+	unsigned int fork_gen; /* made in this process, not inherited through a fork */
+	uint32_t next_hid;
+	bool dead;    /* the reader has seen the end: every wait fails */
+	bool closing; /* our last handle is closed: the end is ours */
+	pthread_t reader;
+	pthread_cond_t dead_cond;
+	struct tnf_slot *slots[SLOT_BUCKETS];
 };
 
 static pthread_mutex_t agent_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tnf_agent *cur;
+static unsigned int fork_gen;
 static _Atomic uint64_t lost_seen;
 
 /*
@@ -101,8 +119,8 @@ void tnf_spawned_reap(pid_t pid)
 }
 
 /*
- * Our sockets, closed in the child of a fork() that does not exec: a child
- * holding them would hide the controller's death from the helper (and keep
+ * Our descriptors, closed in the child of a fork() that does not exec: a child
+ * holding them would hide the controller's death from the engine (and keep
  * its targets stopped) for as long as it lives.
  */
 static pthread_mutex_t fd_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -127,8 +145,12 @@ static void atfork_child(void)
 	for (i = 0; i < nour_fds; i++)
 		close(our_fds[i]);
 	nour_fds = 0;
-	/* The child starts afresh: no helper, no handle (another thread may have held the lock). */
+	/*
+	 * The child starts afresh: no engine, and no reader thread; handles it
+	 * inherited fail (another thread may have held the lock).
+	 */
 	cur = NULL;
+	fork_gen++;
 	pthread_mutex_init(&agent_lock, NULL);
 	pthread_mutex_unlock(&fd_lock);
 }
@@ -170,291 +192,254 @@ static void fd_close(int fd)
 	pthread_mutex_unlock(&fd_lock);
 }
 
-/* Out of descriptors (RLIMIT_NOFILE) or memory is ALLOCFAIL, not INTERNAL. */
-tnfctl_errcode_t tnf_client_socketpair(int sv[2])
-{
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0)
-		return TNFCTL_ERR_NONE;
-	if (errno == EMFILE || errno == ENFILE || errno == ENOMEM || errno == ENOBUFS)
-		return TNFCTL_ERR_ALLOCFAIL;
-	return TNFCTL_ERR_INTERNAL;
-}
-
-/* $TNFCTL_ENGINE (ignored in a set-id program), else where the build put it. */
-static const char *engine_path(void)
-{
-	const char *e = secure_getenv("TNFCTL_ENGINE");
-
-	return e && *e ? e : TNFCTL_ENGINE_PATH;
-}
+/* ---- waking a thread in tnfctl_continue ---------------------------------- */
 
 /*
- * Why the engine could not be started, on stderr whatever TNFCTL_DEBUG
- * says: an installation without its engine is broken, and INTERNAL alone
- * would not say where to look.  errno is left as @e.
+ * Real-time signal that wakes one waiting thread: the highest one with no
+ * handler when the first engine starts (SIGRTMAX normally), 0 if every one
+ * has a handler.  Without it (or once the program has taken it for
+ * itself), waits look at their handle every WAKE_POLL_MS.  The handler
+ * counts, per thread, so that a waiter tells its wake-up from a signal of
+ * the caller's.
  */
-static void engine_failed(const char *path, const char *what, int e)
+#define WAKE_POLL_MS 20
+static int wake_sig;
+static __thread volatile sig_atomic_t tls_wakes __attribute__((tls_model("initial-exec")));
+
+static void wake_handler(int sig)
 {
-	fprintf(stderr, "libtnfctl: the engine %s %s: %s\n", path, what, strerror(e));
-	errno = e;
+	(void)sig;
+	tls_wakes++;
 }
 
-/*
- * An exec drops the capabilities of a caller that is not root (set by file
- * capabilities, or kept across setuid): the engine would lack CAP_BPF and
- * the rest.  Ambient capabilities carry them across the exec, for this
- * thread's spawn only (ambient sets are per thread).  Fills @saved with
- * what to restore.  The engine keeps no more than our effective set.
- */
-struct caps_saved {
-	struct __user_cap_header_struct h;
-	struct __user_cap_data_struct d[2];
-	uint64_t raised; /* ambient capabilities raised here */
-};
-
-static void ambient_raise(struct caps_saved *sv)
+static void wake_sig_choose(void)
 {
-	struct __user_cap_data_struct d[2];
-	uint64_t eff;
-	int cap;
+	struct sigaction sa, old;
+	int sig;
 
-	memset(sv, 0, sizeof(*sv));
-	sv->h.version = _LINUX_CAPABILITY_VERSION_3;
-	if (geteuid() == 0 || syscall(SYS_capget, &sv->h, sv->d))
-		return;
-	eff = sv->d[0].effective | (uint64_t)sv->d[1].effective << 32;
-	if (!eff)
-		return;
-	memcpy(d, sv->d, sizeof(d));
-	d[0].inheritable |= d[0].effective;
-	d[1].inheritable |= d[1].effective;
-	if (syscall(SYS_capset, &sv->h, d))
-		return;
-	for (cap = 0; cap < 64; cap++)
-		if ((eff >> cap & 1) &&
-		    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0) == 0 &&
-		    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) == 0)
-			sv->raised |= 1ULL << cap;
-}
-
-static void ambient_restore(struct caps_saved *sv)
-{
-	int cap;
-
-	if (!sv->h.version || geteuid() == 0)
-		return;
-	for (cap = 0; cap < 64; cap++)
-		if (sv->raised >> cap & 1)
-			prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, cap, 0, 0);
-	syscall(SYS_capset, &sv->h, sv->d);
-}
-
-/*
- * Our environment without TNFCTL_ENGINE: a program there that is itself a
- * libtnfctl caller must not start itself again, without end.  The strings
- * stay ours; the array is the caller's to free.
- */
-static char **engine_env(void)
-{
-	size_t n = 0, k = 0, i;
-	char **env;
-
-	while (environ && environ[n])
-		n++;
-	env = calloc(n + 1, sizeof(*env));
-	for (i = 0; env && i < n; i++)
-		if (strncmp(environ[i], "TNFCTL_ENGINE=", 14))
-			env[k++] = environ[i];
-	return env;
-}
-
-/*
- * Starts the engine by exec, its end of the socket as descriptor 3, with
- * no signal blocked or ignored, its pid in @pidp.  The engine's first
- * process forks the engine proper and exits (tnfctl-engine's main), so that
- * the engine is not our child: the application never sees its SIGCHLD nor
- * has to reap it.  Returns 0, or an errno.
- */
-static int engine_spawn(const char *path, int sock, pid_t *pidp)
-{
-	char *const argv[] = {"tnfctl-engine", NULL};
-	posix_spawn_file_actions_t fa;
-	struct caps_saved caps;
-	posix_spawnattr_t at;
-	sigset_t none, all;
-	int rc, fd = sock;
-	char **env;
-
-	/* dup2 onto itself would keep close-on-exec: move it first */
-	if (sock == 3 && (fd = fcntl(sock, F_DUPFD_CLOEXEC, 4)) < 0)
-		return errno;
-	sigemptyset(&none);
-	sigfillset(&all);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&at);
-	rc = posix_spawn_file_actions_adddup2(&fa, fd, 3);
-	/* not the caller's input: an engine reads nothing but its socket */
-	if (!rc)
-		rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	if (!rc)
-		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	if (!rc)
-		rc = posix_spawnattr_setsigmask(&at, &none);
-	if (!rc)
-		rc = posix_spawnattr_setsigdefault(&at, &all);
-	env = rc ? NULL : engine_env();
-	if (!rc && !env)
-		rc = ENOMEM;
-	if (!rc) {
-		ambient_raise(&caps);
-		rc = posix_spawn(pidp, path, &fa, &at, argv, env);
-		ambient_restore(&caps);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = wake_handler;
+	sa.sa_flags = SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	for (sig = SIGRTMAX; sig >= SIGRTMIN; sig--) {
+		if (sigaction(sig, NULL, &old) || old.sa_handler != SIG_DFL ||
+		    (old.sa_flags & SA_SIGINFO))
+			continue;
+		if (sigaction(sig, &sa, NULL) == 0) {
+			wake_sig = sig;
+			return;
+		}
 	}
-	free(env);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
-	if (fd != sock)
-		close(fd);
-	return rc;
 }
 
-/* Seconds the engine has for its HELLO: $TNFCTL_ENGINE_TIMEOUT (1 to 3600), else 30. */
-static int engine_timeout_s(void)
+static pthread_once_t wake_once = PTHREAD_ONCE_INIT;
+
+/* ---- handle slots ---------------------------------------------------------- */
+
+static struct tnf_slot **bucket(struct tnf_agent *a, uint32_t hid)
 {
-	const char *s = secure_getenv("TNFCTL_ENGINE_TIMEOUT");
-	long v = s && *s ? strtol(s, NULL, 10) : 0;
-
-	return v >= 1 && v <= 3600 ? (int)v : 30;
+	return &a->slots[hid % SLOT_BUCKETS];
 }
 
-/* Waits for @fd to be readable until @deadline (ms, CLOCK_MONOTONIC): 1, 0 at the deadline. */
-static int poll_until(int fd, long long deadline)
+static struct tnf_slot *slot_find(struct tnf_agent *a, uint32_t hid)
 {
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-	struct timespec ts;
-	long long left;
-	int n;
+	struct tnf_slot *s;
 
-	do {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		left = deadline - (ts.tv_sec * 1000LL + ts.tv_nsec / 1000000);
-		n = poll(&p, 1, left > 0 ? (int)left : 0);
-	} while (n < 0 && errno == EINTR); /* the caller's signals do not move the deadline */
-	return n > 0;
+	for (s = *bucket(a, hid); s; s = s->hnext)
+		if (s->hid == hid)
+			return s;
+	return NULL;
 }
+
+static uint32_t hid_new(struct tnf_agent *a)
+{
+	if (!++a->next_hid)
+		a->next_hid = 1; /* 4 billion handles later: 0 means none */
+	return a->next_hid;
+}
+
+static void slot_add(struct tnf_agent *a, struct tnf_slot *s, uint32_t hid)
+{
+	s->hid = hid;
+	s->qtail = &s->q;
+	pthread_cond_init(&s->cond, NULL);
+	s->hnext = *bucket(a, hid);
+	*bucket(a, hid) = s;
+}
+
+static void slot_clear_queue(struct tnf_slot *s)
+{
+	struct tnf_reply *r;
+
+	while ((r = s->q)) {
+		s->q = r->next;
+		free(r);
+	}
+	s->qtail = &s->q;
+}
+
+static void slot_remove(struct tnf_agent *a, struct tnf_slot *s)
+{
+	struct tnf_slot **pp;
+
+	for (pp = bucket(a, s->hid); *pp; pp = &(*pp)->hnext)
+		if (*pp == s) {
+			*pp = s->hnext;
+			break;
+		}
+	slot_clear_queue(s);
+	pthread_cond_destroy(&s->cond);
+}
+
+/* Whether wake_sig still runs our handler: the program may have taken it since. */
+static bool wake_sig_ours(void)
+{
+	struct sigaction cur;
+
+	return wake_sig && sigaction(wake_sig, NULL, &cur) == 0 && cur.sa_handler == wake_handler;
+}
+
+/* Under agent_lock. */
+static void slot_wake(struct tnf_slot *s)
+{
+	pthread_cond_signal(&s->cond);
+	if (s->sleeping) {
+		s->wakes_sent++;
+		s->sleeping = false;
+		pthread_kill(s->waiter, wake_sig);
+	}
+}
+
+/* ---- the reader ------------------------------------------------------------ */
 
 /*
- * The engine's first packet, HELLO with our protocol version, and the exit
- * of its first process (which forks the engine proper), both within
- * engine_timeout_s(): a program there that never answers (not an engine,
- * or one stuck) must not hang the open.  It is killed then, through a
- * pidfd; a process it left behind holding the socket is not ours to find.
- * After HELLO the engine's start-up (the BPF load) is its own: unbounded.
- * 0, or an errno; @what says which step failed.
+ * The engine died (SIGKILL, the OOM killer): the kernel detached its
+ * targets, but a SIGSTOP that BPF had sent and the engine never collected
+ * turns into a job-control stop that nobody ends (DESIGN section 3).  Once
+ * the engine is gone for sure (its pidfd; its BPF links went with it), the
+ * target of every handle is resumed, unless it was due to die with the
+ * engine (an exec_open'd one).  Each pidfd is checked against the start
+ * time recorded at the open: never another process that got the pid.
  */
-static int engine_hello(int sock, pid_t pid, const char **what)
+static void engine_gone(struct tnf_agent *a)
 {
-	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	struct timespec ts;
-	struct tnf_rep hello;
-	long long deadline;
-	int e = 0, st;
-	ssize_t r;
+	struct pollfd p = {.fd = a->engine_pidfd, .events = POLLIN};
+	struct tnf_slot *s;
+	size_t b;
+	int fd;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	deadline = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000 + engine_timeout_s() * 1000LL;
-	*what = "ended before its first reply";
-	if (!poll_until(sock, deadline)) {
-		*what = "did not answer in time (killed; TNFCTL_ENGINE_TIMEOUT)";
-		e = ETIMEDOUT;
-	} else if ((r = tnf_recv(sock, &hello, sizeof(hello), NULL)) != (ssize_t)sizeof(hello)) {
-		if (r > 0)
-			*what = "is not a tnfctl-engine (its first packet)";
-		e = r < 0 ? errno : r > 0 ? EPROTO : ECONNRESET;
-	} else if (hello.kind != TNF_REP_HELLO) {
-		*what = "is not a tnfctl-engine (its first packet)";
-		e = EPROTO;
-	} else if (hello.exit_status != TNF_PROTO_VERSION) {
-		*what = "is of another release (its protocol version)";
-		e = EPROTO;
-	} else if (pidfd >= 0 && !poll_until(pidfd, deadline)) {
-		*what = "did not start its engine process in time (killed; TNFCTL_ENGINE_TIMEOUT)";
-		e = ETIMEDOUT;
-	}
-	if (e && pidfd >= 0)
-		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-	if (pidfd >= 0)
-		close(pidfd);
-	/* ECHILD if the application reaped it first */
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	return e;
+	/* closed the connection but alive: it released the targets itself */
+	if (p.fd < 0 || poll(&p, 1, 5000) != 1)
+		return;
+	pthread_mutex_lock(&agent_lock);
+	for (b = 0; b < SLOT_BUCKETS; b++)
+		for (s = a->slots[b]; s; s = s->hnext) {
+			if (s->exec_child || s->pid <= 0 || !s->start)
+				continue;
+			fd = (int)syscall(SYS_pidfd_open, s->pid, 0);
+			if (fd >= 0 && tnf_proc_starttime(s->pid) == s->start)
+				syscall(SYS_pidfd_send_signal, fd, SIGCONT, NULL, 0);
+			if (fd >= 0)
+				close(fd);
+		}
+	pthread_mutex_unlock(&agent_lock);
 }
+
+static void *reader_main(void *arg)
+{
+	struct tnf_agent *a = arg;
+	struct tnf_reply *r = NULL;
+	struct tnf_slot *s;
+	bool closing;
+	size_t b;
+	ssize_t n;
+
+	for (;;) {
+		if (!r && !(r = malloc(sizeof(*r))))
+			break; /* the waiters fail rather than hang */
+		n = tnf_recv(a->sock, &r->rep, sizeof(r->rep), NULL);
+		if (n != (ssize_t)sizeof(r->rep))
+			break;
+		tnf_client_note_lost(r->rep.lost);
+		pthread_mutex_lock(&agent_lock);
+		s = slot_find(a, r->rep.hid);
+		if (s) {
+			r->next = NULL;
+			*s->qtail = r;
+			s->qtail = &r->next;
+			r = NULL;
+			slot_wake(s);
+		}
+		pthread_mutex_unlock(&agent_lock);
+	}
+	free(r);
+	pthread_mutex_lock(&agent_lock);
+	closing = a->closing;
+	pthread_mutex_unlock(&agent_lock);
+	if (!closing) {
+		if (getenv("TNFCTL_DEBUG"))
+			fprintf(stderr, "libtnfctl: the engine closed the connection\n");
+		engine_gone(a);
+	}
+	pthread_mutex_lock(&agent_lock);
+	a->dead = true;
+	for (b = 0; b < SLOT_BUCKETS; b++)
+		for (s = a->slots[b]; s; s = s->hnext)
+			slot_wake(s);
+	pthread_cond_broadcast(&a->dead_cond);
+	pthread_mutex_unlock(&agent_lock);
+	return NULL;
+}
+
+/* ---- the connection -------------------------------------------------------- */
 
 static tnfctl_errcode_t agent_start(void)
 {
 	struct tnf_agent *a = calloc(1, sizeof(*a));
-	const char *path = engine_path();
+	sigset_t all, old;
 	tnfctl_errcode_t err;
-	const char *what;
-	struct tnf_rep rep;
-	int sv[2], e;
-	ssize_t n;
-	pid_t pid;
+	pid_t engine_pid;
+	int e;
 
 	if (!a)
 		return TNFCTL_ERR_ALLOCFAIL;
-	err = tnf_client_socketpair(sv);
+	pthread_once(&wake_once, wake_sig_choose);
+	err = tnf_engine_start(&a->sock, &engine_pid);
 	if (err) {
 		free(a);
 		return err;
 	}
-	e = engine_spawn(path, sv[1], &pid);
-	close(sv[1]);
+	a->engine_pidfd = engine_pid ? (int)syscall(SYS_pidfd_open, engine_pid, 0) : -1;
+	a->fork_gen = fork_gen;
+	pthread_cond_init(&a->dead_cond, NULL);
+	/* The reader takes none of the caller's signals. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	e = pthread_create(&a->reader, NULL, reader_main, a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (e) {
-		close(sv[0]);
+		close(a->sock); /* the engine sees a controller death: nothing was opened */
+		if (a->engine_pidfd >= 0)
+			close(a->engine_pidfd);
+		pthread_cond_destroy(&a->dead_cond);
 		free(a);
-		engine_failed(path, "cannot be started", e);
-		return e == ENOMEM || e == EAGAIN || e == EMFILE || e == ENFILE
-			       ? TNFCTL_ERR_ALLOCFAIL
-			       : TNFCTL_ERR_INTERNAL;
+		errno = e;
+		return TNFCTL_ERR_ALLOCFAIL;
 	}
-	e = engine_hello(sv[0], pid, &what);
-	if (e) {
-		close(sv[0]);
-		free(a);
-		engine_failed(path, what, e);
-		return TNFCTL_ERR_INTERNAL;
-	}
-	n = tnf_recv(sv[0], &rep, sizeof(rep), NULL);
-	if (n != (ssize_t)sizeof(rep) || rep.err != TNFCTL_ERR_NONE) {
-		close(sv[0]);
-		free(a);
-		if (n != (ssize_t)sizeof(rep)) {
-			engine_failed(path, "ended before its first reply",
-				      n < 0 ? errno : ECONNRESET);
-			return TNFCTL_ERR_INTERNAL;
-		}
-		/* The BPF load's errno (EPERM: no privilege), for the caller's message. */
-		errno = rep.exit_status > 0 ? rep.exit_status : EPERM;
-		return (tnfctl_errcode_t)rep.err;
-	}
-	a->sock = sv[0];
-	a->engine_pidfd = rep.pid > 0 ? (int)syscall(SYS_pidfd_open, rep.pid, 0) : -1;
 	fd_register(a->sock);
+	if (a->engine_pidfd >= 0)
+		fd_register(a->engine_pidfd);
 	cur = a;
 	return TNFCTL_ERR_NONE;
 }
 
-/* The helper closed its end: it died (nothing else makes it go while we hold handles). */
+/* Unusable: its engine is gone, or it was inherited through a fork. */
 static bool agent_dead(const struct tnf_agent *a)
 {
-	struct pollfd p = {.fd = a->sock, .events = POLLIN};
-
-	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLNVAL));
+	return a->dead || a->fork_gen != fork_gen;
 }
 
-/* The current helper, started if needed, with one more user.  Under agent_lock. */
+/* The current engine, started if needed, with one more user.  Under agent_lock. */
 static tnfctl_errcode_t agent_get_locked(struct tnf_agent **ap)
 {
 	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
@@ -472,29 +457,41 @@ static tnfctl_errcode_t agent_get_locked(struct tnf_agent **ap)
 
 static void agent_put(struct tnf_agent *a)
 {
-	pthread_mutex_lock(&agent_lock);
-	if (--a->users == 0) {
-		struct tnf_req quit = {.op = TNF_OP_QUIT};
+	struct tnf_req quit = {.op = TNF_OP_QUIT};
+	bool inherited;
 
-		tnf_send(a->sock, &quit, sizeof(quit), -1);
-		fd_close(a->sock);
-		if (a->engine_pidfd >= 0)
-			close(a->engine_pidfd);
-		if (cur == a)
-			cur = NULL;
-		free(a);
+	pthread_mutex_lock(&agent_lock);
+	if (--a->users) {
+		pthread_mutex_unlock(&agent_lock);
+		return;
 	}
+	if (cur == a)
+		cur = NULL;
+	inherited = a->fork_gen != fork_gen;
+	a->closing = true;
 	pthread_mutex_unlock(&agent_lock);
+	if (inherited)
+		return; /* its socket is closed here, its reader is the parent's */
+	tnf_send(a->sock, &quit, sizeof(quit), -1);
+	/* The reader sees the end of the connection and leaves. */
+	shutdown(a->sock, SHUT_RDWR);
+	pthread_join(a->reader, NULL);
+	fd_close(a->sock);
+	if (a->engine_pidfd >= 0)
+		fd_close(a->engine_pidfd);
+	pthread_cond_destroy(&a->dead_cond);
+	free(a);
 }
 
-static struct tnfctl_handle *handle_alloc(int sock, pid_t pid)
+/* ---- handles --------------------------------------------------------------- */
+
+static struct tnfctl_handle *handle_alloc(pid_t pid)
 {
 	struct tnfctl_handle *h = calloc(1, sizeof(*h));
 
 	if (!h)
 		return NULL;
 	tnf_handle_init(h);
-	h->sock = sock;
 	h->pid = pid;
 	h->state = TNF_H_STOPPED;
 	h->attrs.targ_pid = pid;
@@ -504,62 +501,91 @@ static struct tnfctl_handle *handle_alloc(int sock, pid_t pid)
 
 tnfctl_errcode_t tnf_client_new_handle(struct tnfctl_handle **hp)
 {
-	struct tnf_req req = {.op = TNF_OP_NEW_HANDLE};
-	struct tnfctl_handle *h = NULL;
+	struct tnfctl_handle *h = handle_alloc(0);
 	struct tnf_agent *a = NULL;
 	tnfctl_errcode_t err;
-	int sv[2] = {-1, -1};
 
+	if (!h)
+		return TNFCTL_ERR_ALLOCFAIL;
 	pthread_mutex_lock(&agent_lock);
 	err = agent_get_locked(&a);
-	if (!err)
-		err = tnf_client_socketpair(sv);
-	if (!err && !(h = handle_alloc(sv[0], 0)))
-		err = TNFCTL_ERR_ALLOCFAIL;
-	if (!err && tnf_send(a->sock, &req, sizeof(req), sv[1]))
-		err = TNFCTL_ERR_INTERNAL;
+	if (!err) {
+		h->agent = a;
+		slot_add(a, &h->slot, hid_new(a));
+	}
 	pthread_mutex_unlock(&agent_lock);
-	if (sv[1] >= 0)
-		close(sv[1]);
 	if (err) {
-		if (sv[0] >= 0)
-			close(sv[0]);
+		pthread_mutex_destroy(&h->lock);
 		free(h);
-		if (a)
-			agent_put(a);
 		return err;
 	}
-	fd_register(sv[0]);
-	h->agent = a;
 	*hp = h;
 	return TNFCTL_ERR_NONE;
 }
 
-/* A child handle of @parent's: its helper already holds the other end of @sock. */
-tnfctl_errcode_t tnf_client_adopt(struct tnfctl_handle *parent, int sock, pid_t pid,
+uint32_t tnf_client_new_hid(struct tnfctl_handle *parent)
+{
+	uint32_t hid;
+
+	pthread_mutex_lock(&agent_lock);
+	hid = hid_new(parent->agent);
+	pthread_mutex_unlock(&agent_lock);
+	return hid;
+}
+
+/* A FORK child's handle: the engine bound @hid to it at the FORK it reported. */
+tnfctl_errcode_t tnf_client_adopt(struct tnfctl_handle *parent, uint32_t hid, pid_t pid,
 				  struct tnfctl_handle **hp)
 {
-	struct tnfctl_handle *h = handle_alloc(sock, pid);
+	struct tnfctl_handle *h = handle_alloc(pid);
 
 	if (!h)
 		return TNFCTL_ERR_ALLOCFAIL;
-	h->start = tnf_proc_starttime(pid);
-	fd_register(sock);
+	h->open_flags = parent->open_flags;
+	h->tty_intr = parent->tty_intr;
 	pthread_mutex_lock(&agent_lock);
 	h->agent = parent->agent;
 	h->agent->users++;
-	h->open_flags = parent->open_flags;
-	h->tty_intr = parent->tty_intr;
+	slot_add(h->agent, &h->slot, hid);
 	pthread_mutex_unlock(&agent_lock);
+	tnf_client_bind(h, pid, false);
 	*hp = h;
 	return TNFCTL_ERR_NONE;
+}
+
+/* The target behind @h, for the resume engine_gone() does. */
+void tnf_client_bind(struct tnfctl_handle *h, pid_t pid, bool exec_child)
+{
+	unsigned long long start = exec_child ? 0 : tnf_proc_starttime(pid);
+
+	pthread_mutex_lock(&agent_lock);
+	h->slot.pid = pid;
+	h->slot.start = start;
+	h->slot.exec_child = exec_child;
+	pthread_mutex_unlock(&agent_lock);
+}
+
+/* No reply: an id the engine may hold a target for, released as a controller death would. */
+void tnf_client_drop_hid(struct tnfctl_handle *h, uint32_t hid)
+{
+	struct tnf_req req = {.op = TNF_OP_DROP, .hid = hid};
+
+	if (!agent_dead(h->agent))
+		tnf_send(h->agent->sock, &req, sizeof(req), -1);
 }
 
 void tnf_client_free_handle(struct tnfctl_handle *h)
 {
 	struct tnf_agent *a = h->agent;
 
-	fd_close(h->sock);
+	if (a) {
+		/* still bound if no close reached the engine (a failed open, an error) */
+		if (!h->closed)
+			tnf_client_drop_hid(h, h->slot.hid);
+		pthread_mutex_lock(&agent_lock);
+		slot_remove(a, &h->slot);
+		pthread_mutex_unlock(&agent_lock);
+	}
 	pthread_mutex_destroy(&h->lock);
 	tnf_exec_data_free(&h->exec);
 	free(h);
@@ -575,111 +601,177 @@ void tnf_client_note_lost(uint64_t lost)
 		;
 }
 
-/* TNFCTL_DEBUG: why a call to the helper failed (INTERNAL says no more). */
-static void link_dbg(const struct tnfctl_handle *h, const char *what, ssize_t n)
+/* TNFCTL_DEBUG: why a call to the engine failed (INTERNAL says no more). */
+static void link_dbg(const struct tnfctl_handle *h, const char *what)
 {
 	int e = errno;
 
 	if (getenv("TNFCTL_DEBUG"))
-		fprintf(stderr, "libtnfctl: pid %d: %s %s\n", (int)h->pid, what,
-			n == 0	? "failed: the helper closed the handle"
-			: n > 0 ? "failed: short packet"
-				: strerror(e));
+		fprintf(stderr, "libtnfctl: pid %d: %s failed: %s\n", (int)h->pid, what,
+			strerror(e));
 	errno = e;
 }
 
-/*
- * The engine died under @h (SIGKILL, the OOM killer): the kernel detached
- * the target, but a SIGSTOP that BPF had sent and the engine never
- * collected turns into a job-control stop that nobody ends (DESIGN section
- * 3).  Once the engine is gone for sure (its pidfd; its BPF links went with
- * it), the target is resumed, unless it was due to die with the engine (an
- * exec_open'd one).  The pidfd is checked against the start time recorded
- * at the open: never another process that got the pid.
- */
-static void engine_gone(struct tnfctl_handle *h)
+/* Waits for the reader to finish with a connection that has ended. */
+static void wait_dead(struct tnf_agent *a)
+{
+	pthread_mutex_lock(&agent_lock);
+	while (!agent_dead(a))
+		pthread_cond_wait(&a->dead_cond, &agent_lock);
+	pthread_mutex_unlock(&agent_lock);
+}
+
+tnfctl_errcode_t tnf_client_send(struct tnfctl_handle *h, struct tnf_req *req)
 {
 	struct tnf_agent *a = h->agent;
-	struct pollfd p = {.fd = a ? a->engine_pidfd : -1, .events = POLLIN};
-	int fd;
 
-	if (!a || p.fd < 0 || h->exec_child || h->pid <= 0 || !h->start)
-		return;
-	/* closed the socket but alive: it released the target itself */
-	if (poll(&p, 1, 5000) != 1)
-		return;
-	fd = (int)syscall(SYS_pidfd_open, h->pid, 0);
-	if (fd >= 0 && tnf_proc_starttime(h->pid) == h->start)
-		syscall(SYS_pidfd_send_signal, fd, SIGCONT, NULL, 0);
-	if (fd >= 0)
-		close(fd);
+	req->hid = h->slot.hid;
+	if (agent_dead(a) || tnf_send(a->sock, req, sizeof(*req), -1)) {
+		int e = agent_dead(a) ? ECONNRESET : errno;
+
+		/* a dead engine's targets are resumed before any call returns */
+		if (e == EPIPE || e == ECONNRESET)
+			wait_dead(a);
+		errno = e;
+		link_dbg(h, "request");
+		return TNFCTL_ERR_INTERNAL;
+	}
+	return TNFCTL_ERR_NONE;
+}
+
+tnfctl_errcode_t tnf_client_request(struct tnfctl_handle *h, struct tnf_req *req)
+{
+	/* a reply left over from a call that failed on our side is no answer to this one */
+	pthread_mutex_lock(&agent_lock);
+	slot_clear_queue(&h->slot);
+	pthread_mutex_unlock(&agent_lock);
+	return tnf_client_send(h, req);
+}
+
+/* The next reply from the queue, or INTERNAL once the connection is gone.  Under agent_lock. */
+static tnfctl_errcode_t slot_pop(struct tnfctl_handle *h, struct tnf_rep *rep)
+{
+	struct tnf_reply *r = h->slot.q;
+
+	if (!r) {
+		errno = ECONNRESET;
+		link_dbg(h, "reply");
+		return TNFCTL_ERR_INTERNAL;
+	}
+	h->slot.q = r->next;
+	if (!h->slot.q)
+		h->slot.qtail = &h->slot.q;
+	*rep = r->rep;
+	free(r);
+	return TNFCTL_ERR_NONE;
 }
 
 tnfctl_errcode_t tnf_client_wait(struct tnfctl_handle *h, struct tnf_rep *rep)
 {
-	ssize_t n = tnf_recv(h->sock, rep, sizeof(*rep), NULL);
-
-	if (n != (ssize_t)sizeof(*rep)) {
-		if (n >= 0)
-			errno = n ? EPROTO : ECONNRESET;
-		if (n == 0 || errno == ECONNRESET) {
-			int e = errno;
-
-			engine_gone(h);
-			errno = e;
-		}
-		link_dbg(h, "reply", n);
-		return TNFCTL_ERR_INTERNAL;
-	}
-	tnf_client_note_lost(rep->lost);
-	return TNFCTL_ERR_NONE;
-}
-
-tnfctl_errcode_t tnf_client_send(struct tnfctl_handle *h, const struct tnf_req *req, int fd)
-{
-	if (tnf_send(h->sock, req, sizeof(*req), fd)) {
-		int e = errno;
-
-		if (e == EPIPE || e == ECONNRESET)
-			engine_gone(h);
-		errno = e;
-		link_dbg(h, "request", -1);
-		return TNFCTL_ERR_INTERNAL;
-	}
-	return TNFCTL_ERR_NONE;
-}
-
-tnfctl_errcode_t tnf_client_call(struct tnfctl_handle *h, const struct tnf_req *req, int fd,
-				 struct tnf_rep *rep)
-{
 	tnfctl_errcode_t err;
 
-	if (tnf_client_send(h, req, fd))
-		return TNFCTL_ERR_INTERNAL;
-	do
+	pthread_mutex_lock(&agent_lock);
+	while (!h->slot.q && !agent_dead(h->agent))
+		pthread_cond_wait(&h->slot.cond, &agent_lock);
+	err = slot_pop(h, rep);
+	pthread_mutex_unlock(&agent_lock);
+	return err;
+}
+
+/*
+ * tnfctl_continue's wait: every signal blocked on entry (by the caller of
+ * this), then asleep in ppoll() with the caller's own mask (and wake_sig):
+ * a signal that arrives at any point after entry interrupts the wait (ppoll
+ * is never restarted, whatever SA_RESTART says), with no window for a lost
+ * wake-up.  The first such signal asks the engine to stop the target; its
+ * reply (EINTR, or an event that came first) ends the wait.
+ */
+tnfctl_errcode_t tnf_client_wait_intr(struct tnfctl_handle *h, const sigset_t *callers,
+				      struct tnf_rep *rep)
+{
+	struct timespec poll_ts = {0, WAKE_POLL_MS * 1000000L}, zero = {0, 0};
+	struct tnf_req stop = {.op = TNF_OP_STOP};
+	struct tnf_slot *s = &h->slot;
+	bool stop_sent = false, by_sig = wake_sig_ours();
+	sig_atomic_t start, w0;
+	sigset_t mask, only;
+	tnfctl_errcode_t err;
+	int r, e, pending;
+
+	mask = *callers;
+	if (by_sig)
+		sigdelset(&mask, wake_sig);
+	pthread_mutex_lock(&agent_lock);
+	s->waiter = pthread_self();
+	s->wakes_sent = 0;
+	start = tls_wakes;
+	while (!s->q && !agent_dead(h->agent)) {
+		/* without our signal the reader cannot wake us: look every WAKE_POLL_MS */
+		s->sleeping = by_sig;
+		w0 = tls_wakes;
+		pthread_mutex_unlock(&agent_lock);
+		r = ppoll(NULL, 0, by_sig ? NULL : &poll_ts, &mask);
+		e = errno;
+		pthread_mutex_lock(&agent_lock);
+		s->sleeping = false;
+		if (r < 0 && e == EINTR && tls_wakes == w0 && !stop_sent && !s->q) {
+			/* a signal of the caller's */
+			stop_sent = true;
+			pthread_mutex_unlock(&agent_lock);
+			tnf_client_send(h,
+					&stop); /* a failure: the connection's end ends the wait */
+			pthread_mutex_lock(&agent_lock);
+		}
+	}
+	/* A wake-up sent as the wait ended is still pending: take it, not the next wait. */
+	pending = (int)s->wakes_sent - (int)(tls_wakes - start);
+	err = slot_pop(h, rep);
+	pthread_mutex_unlock(&agent_lock);
+	if (by_sig && pending > 0) {
+		sigemptyset(&only);
+		sigaddset(&only, wake_sig);
+		while (pending-- > 0 && sigtimedwait(&only, NULL, &zero) >= 0)
+			;
+	}
+	return err;
+}
+
+tnfctl_errcode_t tnf_client_call(struct tnfctl_handle *h, struct tnf_req *req, struct tnf_rep *rep)
+{
+	tnfctl_errcode_t err = tnf_client_request(h, req);
+
+	while (!err) {
 		err = tnf_client_wait(h, rep);
-	while (err == TNFCTL_ERR_NONE && rep->kind != TNF_REP_DONE);
+		if (!err && rep->kind == TNF_REP_DONE)
+			break;
+	}
 	return err;
 }
 
 TNF_API uint64_t tnfctl_events_lost(void)
 {
 	struct tnf_req req = {.op = TNF_OP_LOST};
+	struct tnfctl_handle h;
 	struct tnf_rep rep;
-	int sv[2];
+	struct tnf_agent *a;
 
-	/* Ask a live helper for a fresh count on a throwaway handle socket. */
+	/* Ask a live engine for a fresh count, on an id of no handle. */
 	pthread_mutex_lock(&agent_lock);
-	if (cur && tnf_client_socketpair(sv) == 0) {
-		struct tnf_req nh = {.op = TNF_OP_NEW_HANDLE};
-
-		if (tnf_send(cur->sock, &nh, sizeof(nh), sv[1]) == 0 &&
-		    tnf_send(sv[0], &req, sizeof(req), -1) == 0 &&
-		    tnf_recv(sv[0], &rep, sizeof(rep), NULL) == (ssize_t)sizeof(rep))
-			tnf_client_note_lost(rep.lost);
-		close(sv[0]);
-		close(sv[1]);
+	a = cur && !agent_dead(cur) ? cur : NULL;
+	if (a) {
+		a->users++;
+		memset(&h, 0, sizeof(h));
+		h.agent = a;
+		slot_add(a, &h.slot, hid_new(a));
 	}
 	pthread_mutex_unlock(&agent_lock);
+	if (!a)
+		return atomic_load(&lost_seen);
+	if (tnf_client_call(&h, &req, &rep) == TNFCTL_ERR_NONE)
+		tnf_client_note_lost(rep.lost);
+	pthread_mutex_lock(&agent_lock);
+	slot_remove(a, &h.slot);
+	pthread_mutex_unlock(&agent_lock);
+	agent_put(a);
 	return atomic_load(&lost_seen);
 }

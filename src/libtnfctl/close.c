@@ -29,9 +29,11 @@ TNF_API tnfctl_errcode_t tnfctl_close(tnfctl_handle_t *h, tnfctl_targ_op_t op)
 	pthread_mutex_lock(&h->lock);
 	if (h->state == TNF_H_STOPPED)
 		tnf_probes_detach_target(h);
-	err = tnf_client_call(h, &req, -1, &rep);
+	err = tnf_client_call(h, &req, &rep);
 	if (!err)
 		err = rep.err;
+	/* the engine has let the target go: its id is free there */
+	h->closed = !err;
 	dead = h->state == TNF_H_GONE || h->state == TNF_H_ENDED || op == TNFCTL_TARG_KILL ||
 	       (op == TNFCTL_TARG_DEFAULT && h->exec_child);
 	/* An exec_open'd target is our child: collect it once it is gone. */

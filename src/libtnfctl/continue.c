@@ -7,40 +7,6 @@
 #include <unistd.h>
 #include "internal.h"
 
-/*
- * Block every signal, then wait in ppoll() with the caller's own mask: a
- * signal that arrives at any point after entry interrupts the wait (ppoll
- * is never restarted, whatever SA_RESTART says), with no window for a lost
- * wake-up.
- */
-static tnfctl_errcode_t wait_interruptible(struct tnfctl_handle *h, const sigset_t *callers,
-					   struct tnf_rep *rep)
-{
-	struct pollfd pfd = {.fd = h->sock, .events = POLLIN};
-	struct tnf_req stop = {.op = TNF_OP_STOP};
-	bool stop_sent = false;
-	int r;
-
-	for (;;) {
-		/* Still the caller's mask after the stop request: it stays killable. */
-		r = ppoll(&pfd, 1, NULL, callers);
-		if (r < 0 && errno == EINTR && !stop_sent) {
-			if (tnf_client_send(h, &stop, -1))
-				return TNFCTL_ERR_INTERNAL;
-			stop_sent = true;
-			continue;
-		}
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return TNFCTL_ERR_INTERNAL;
-		if (tnf_client_wait(h, rep))
-			return TNFCTL_ERR_INTERNAL;
-		if (rep->kind == TNF_REP_DONE)
-			return TNFCTL_ERR_NONE;
-	}
-}
-
 static void record_event(struct tnfctl_handle *h, const struct tnf_rep *rep)
 {
 	tnfctl_event_info_t *e = &h->last;
@@ -67,7 +33,6 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 					 tnfctl_handle_t **child_hndl)
 {
 	struct tnf_req req = {.op = TNF_OP_CONTINUE};
-	int sv[2] = {-1, -1};
 	sigset_t all, callers;
 	tnfctl_errcode_t err;
 	struct tnf_rep rep;
@@ -86,29 +51,24 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 	}
 	if (child_hndl) {
 		*child_hndl = NULL;
-		err = tnf_client_socketpair(sv);
-		if (err)
-			goto out; /* still stopped, the handle as it was */
-		req.arg = 1;
+		/* the engine binds it to the child at a FORK */
+		req.child_hid = tnf_client_new_hid(h);
 	}
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &callers);
-	err = tnf_client_send(h, &req, sv[1]);
-	/* The engine holds its own copy now: not one descriptor more per waiting call. */
-	if (sv[1] >= 0)
-		close(sv[1]);
+	err = tnf_client_request(h, &req);
 	if (!err)
-		err = wait_interruptible(h, &callers, &rep);
+		err = tnf_client_wait_intr(h, &callers, &rep);
 	pthread_sigmask(SIG_SETMASK, &callers, NULL);
 	if (!err)
 		err = rep.err;
 	if (err) {
 		if (err == TNFCTL_ERR_NOPROCESS)
 			h->state = TNF_H_GONE;
-		/* the helper's errno: the child's socket could not be installed */
+		/* the engine's errno: out of descriptors or memory there */
 		if (err == TNFCTL_ERR_ALLOCFAIL && rep.exit_status > 0)
 			e = rep.exit_status;
-		goto out_sv;
+		goto out;
 	}
 	record_event(h, &rep);
 	*evt = rep.event;
@@ -123,10 +83,12 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 		h->state = TNF_H_ENDED;
 		break;
 	case TNFCTL_EVENT_FORK:
-		if (child_hndl && rep.child_pid > 0 && sv[0] >= 0) {
-			err = tnf_client_adopt(h, sv[0], rep.child_pid, child_hndl);
-			if (!err) {
-				sv[0] = -1;
+		if (child_hndl && rep.child_pid > 0) {
+			err = tnf_client_adopt(h, req.child_hid, rep.child_pid, child_hndl);
+			if (err) {
+				/* the engine lets the child run free */
+				tnf_client_drop_hid(h, req.child_hid);
+			} else {
 				/* A copy of the parent: same probes, same trace file. */
 				if (!((*child_hndl)->open_flags & TNFCTL_OPEN_NOPROBES))
 					tnf_probes_attach_direct(*child_hndl);
@@ -161,9 +123,6 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 		tnfctl_close(*child_hndl, TNFCTL_TARG_RESUME);
 		*child_hndl = NULL;
 	}
-out_sv:
-	if (sv[0] >= 0)
-		close(sv[0]);
 out:
 	if (err == TNFCTL_ERR_ALLOCFAIL && !e)
 		e = errno;
@@ -192,7 +151,7 @@ tnfctl_errcode_t tnf_handle_set_flags(struct tnfctl_handle *h, unsigned int flag
 	tnfctl_errcode_t err;
 
 	pthread_mutex_lock(&h->lock);
-	err = tnf_client_call(h, &req, -1, &rep);
+	err = tnf_client_call(h, &req, &rep);
 	pthread_mutex_unlock(&h->lock);
 	return err ? err : (tnfctl_errcode_t)rep.err;
 }

@@ -4,6 +4,7 @@
 #define TNFCTL_INTERNAL_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <tnf/tnfctl.h>
 #include "exec_info.h"
@@ -73,14 +74,29 @@ struct tnf_probes {
 
 struct tnf_agent;
 struct tnf_kernel;
+struct tnf_reply;
+
+/* A handle's place on the engine connection (client.c); its fields are under the client's lock. */
+struct tnf_slot {
+	struct tnf_slot *hnext; /* the id's hash chain */
+	uint32_t hid;		/* its id on the wire (proto.h) */
+	struct tnf_reply *q, **qtail;
+	pthread_cond_t cond; /* an ordinary call waits here */
+	pthread_t waiter;    /* tnfctl_continue's thread, woken by a signal ... */
+	bool sleeping;	     /* ... while it sleeps */
+	unsigned int wakes_sent;
+	/* the target, resumed if the engine dies */
+	pid_t pid;
+	unsigned long long start; /* its start time (/proc): never another process with the pid */
+	bool exec_child;
+};
 
 struct tnfctl_handle {
 	pthread_mutex_t lock;	 /* one call at a time per handle */
-	int sock;		 /* our end of the handle socket */
-	struct tnf_agent *agent; /* the helper serving it (client.c) */
+	struct tnf_slot slot;	 /* direct mode: its id on the engine connection */
+	struct tnf_agent *agent; /* the connection serving it (client.c) */
+	bool closed;		 /* a close reached the engine: the id is free there */
 	pid_t pid;
-	unsigned long long
-		start;		 /* @pid's start time (/proc), for a resume after the engine died */
 	bool exec_child;	 /* started by exec_open: killed by a DEFAULT close */
 	unsigned int open_flags; /* TNFCTL_OPEN_*, inherited by child handles */
 	bool tty_intr;		 /* exec_open'd without FOREGROUND, or a child or re-open of one */
@@ -96,16 +112,25 @@ struct tnfctl_handle {
 /* continue.c: the handle's TNFCTL_OPEN_* flags, told to the helper */
 tnfctl_errcode_t tnf_handle_set_flags(struct tnfctl_handle *h, unsigned int flags);
 
-/* client.c: the tracer helper process and handle sockets */
+/* engine_start.c: a new engine and our end of its connection */
+tnfctl_errcode_t tnf_engine_start(int *sock, pid_t *engine_pid);
+
+/* client.c: the engine connection; a handle is an id on it */
 tnfctl_errcode_t tnf_client_new_handle(struct tnfctl_handle **hp);
 void tnf_client_free_handle(struct tnfctl_handle *h);
-tnfctl_errcode_t tnf_client_call(struct tnfctl_handle *h, const struct tnf_req *req, int fd,
-				 struct tnf_rep *rep);
-/* A request without waiting; a dead engine's target is resumed (engine_gone). */
-tnfctl_errcode_t tnf_client_send(struct tnfctl_handle *h, const struct tnf_req *req, int fd);
+void tnf_client_bind(struct tnfctl_handle *h, pid_t pid, bool exec_child);
+/* A request and its DONE reply. */
+tnfctl_errcode_t tnf_client_call(struct tnfctl_handle *h, struct tnf_req *req, struct tnf_rep *rep);
+/* A new request, then tnf_client_wait for each reply; _send: one more packet of the same. */
+tnfctl_errcode_t tnf_client_request(struct tnfctl_handle *h, struct tnf_req *req);
+tnfctl_errcode_t tnf_client_send(struct tnfctl_handle *h, struct tnf_req *req);
 tnfctl_errcode_t tnf_client_wait(struct tnfctl_handle *h, struct tnf_rep *rep);
-tnfctl_errcode_t tnf_client_socketpair(int sv[2]);
-tnfctl_errcode_t tnf_client_adopt(struct tnfctl_handle *parent, int sock, pid_t pid,
+/* Interrupted by the caller's signals (tnfctl_continue); every signal blocked on entry. */
+tnfctl_errcode_t tnf_client_wait_intr(struct tnfctl_handle *h, const sigset_t *callers,
+				      struct tnf_rep *rep);
+uint32_t tnf_client_new_hid(struct tnfctl_handle *parent);
+void tnf_client_drop_hid(struct tnfctl_handle *h, uint32_t hid);
+tnfctl_errcode_t tnf_client_adopt(struct tnfctl_handle *parent, uint32_t hid, pid_t pid,
 				  struct tnfctl_handle **hp);
 void tnf_client_note_lost(uint64_t lost);
 void tnf_spawned_add(pid_t pid);

@@ -175,7 +175,6 @@ TNF_API tnfctl_errcode_t tnfctl_kernel_open(tnfctl_handle_t **retval)
 		goto fail;
 	}
 	tnf_handle_init(h);
-	h->sock = -1;
 	h->state = TNF_H_STOPPED;
 	h->pr.mode = TNF_MODE_KERNEL;
 	k->owner = getpid();

@@ -61,7 +61,7 @@ TNF_API tnfctl_errcode_t tnfctl_pid_open_flags(pid_t pid, unsigned int flags,
 		tnf_suspended_resume(susp_fd);
 		return err;
 	}
-	err = tnf_client_call(h, &req, -1, &rep);
+	err = tnf_client_call(h, &req, &rep);
 	if (err) {
 		/* the helper died before it answered */
 		tnf_client_free_handle(h);
@@ -76,7 +76,7 @@ TNF_API tnfctl_errcode_t tnfctl_pid_open_flags(pid_t pid, unsigned int flags,
 		return err;
 	}
 	h->pid = pid;
-	h->start = tnf_proc_starttime(pid);
+	tnf_client_bind(h, pid, false);
 	h->attrs.targ_pid = pid;
 	h->open_flags = flags;
 	h->tty_intr = tty_intr;
@@ -212,8 +212,9 @@ TNF_API tnfctl_errcode_t tnfctl_exec_open_flags(const char *pgmname, char *const
 		goto out_h;
 	}
 	req.pid = pid;
-	err = tnf_send(h->sock, &req, sizeof(req), -1) ? TNFCTL_ERR_INTERNAL
-						       : tnf_client_wait(h, &rep);
+	err = tnf_client_request(h, &req);
+	if (!err)
+		err = tnf_client_wait(h, &rep);
 	if (!err && rep.kind == TNF_REP_DONE)
 		err = rep.err ? (tnfctl_errcode_t)rep.err : TNFCTL_ERR_INTERNAL;
 	if (err) {
@@ -247,6 +248,7 @@ TNF_API tnfctl_errcode_t tnfctl_exec_open_flags(const char *pgmname, char *const
 	h->pid = pid;
 	h->attrs.targ_pid = pid;
 	h->exec_child = true;
+	tnf_client_bind(h, pid, true);
 	h->open_flags = flags;
 	h->tty_intr = !(flags & TNFCTL_OPEN_FOREGROUND);
 	tnf_spawned_add(pid);

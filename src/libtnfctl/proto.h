@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Messages between the controller (the process that calls tnfctl_*) and the
- * tracer helper process.  One SOCK_SEQPACKET socket per handle, plus one
- * main socket that carries new handle sockets (SCM_RIGHTS).  Every message
- * is a single packet, so concurrent senders never interleave.
+ * Messages between a client (the process that calls tnfctl_*) and the
+ * engine (tnfctl-engine).  One SOCK_SEQPACKET connection per client
+ * process; every request and reply names a handle by an id the client
+ * chose (hid, never 0, never reused on the connection), so the client's
+ * descriptors do not grow with its handles.  Every message is one packet:
+ * concurrent senders never interleave.
  */
 #ifndef TNFCTL_PROTO_H
 #define TNFCTL_PROTO_H
@@ -12,22 +14,24 @@
 #include <sys/types.h>
 
 enum tnf_op {
-	TNF_OP_NEW_HANDLE = 1, /* main socket: fd attached is a handle socket */
-	TNF_OP_PID_OPEN,       /* attach to pid (arg 1: stopped by our own SUSPEND alone) */
-	TNF_OP_EXEC_ATTACH,    /* seize a child that is about to exec */
-	TNF_OP_CONTINUE,       /* resume until an event; fd attached = child handle socket */
-	TNF_OP_STOP,	       /* the controller was interrupted: stop the target */
-	TNF_OP_CLOSE,	       /* release the target (arg = tnfctl_targ_op_t) */
-	TNF_OP_LOST,	       /* just report the lost-record count */
-	TNF_OP_QUIT,	       /* main socket: last handle closed, exit (not a controller death) */
-	TNF_OP_SET_FLAGS,      /* arg = the handle's TNFCTL_OPEN_* flags (EXEC_FAILED) */
+	TNF_OP_DROP = 1, /* the handle is gone without a close: as a controller death, no reply */
+	TNF_OP_PID_OPEN, /* attach to pid (arg 1: stopped by our own SUSPEND alone) */
+	TNF_OP_EXEC_ATTACH, /* seize a child that is about to exec */
+	TNF_OP_CONTINUE,    /* resume until an event; child_hid: the id of a child handle, or 0 */
+	TNF_OP_STOP,	    /* the controller was interrupted: stop the target (no reply) */
+	TNF_OP_CLOSE,	    /* release the target (arg = tnfctl_targ_op_t) */
+	TNF_OP_LOST,	    /* just report the lost-record count (any unused hid) */
+	TNF_OP_QUIT,	    /* the client's last handle is closed: exit (not a controller death) */
+	TNF_OP_SET_FLAGS,   /* arg = the handle's TNFCTL_OPEN_* flags (EXEC_FAILED) */
 };
 
 struct tnf_req {
 	uint32_t op;
+	uint32_t hid; /* the handle; PID_OPEN and EXEC_ATTACH bind a new one */
 	int32_t pid;
 	uint32_t arg;
-	uint32_t flags; /* PID_OPEN, EXEC_ATTACH: the handle's TNFCTL_OPEN_* */
+	uint32_t flags;	    /* PID_OPEN, EXEC_ATTACH: the handle's TNFCTL_OPEN_* */
+	uint32_t child_hid; /* CONTINUE */
 };
 
 /*
@@ -37,21 +41,22 @@ struct tnf_req {
  */
 #define TNF_OPEN_TTY_INTR 0x80000000u
 
-/* Reply kinds on a handle socket. */
+/* Reply kinds. */
 enum tnf_rep_kind {
 	TNF_REP_DONE = 1, /* the request finished */
 	TNF_REP_SEIZED,	  /* EXEC_ATTACH: seized, let the child exec now */
-	TNF_REP_HELLO,	  /* main socket, first packet: exit_status = TNF_PROTO_VERSION */
+	TNF_REP_HELLO,	  /* first packet (hid 0): exit_status = TNF_PROTO_VERSION */
 };
 
 /*
  * The wire's version, in the engine's HELLO: a library and an engine of
  * other releases (a half-upgraded installation) refuse each other.
  */
-#define TNF_PROTO_VERSION 1
+#define TNF_PROTO_VERSION 2
 
 struct tnf_rep {
 	uint32_t kind;
+	uint32_t hid;  /* the request's handle id; 0 for the start-up replies */
 	int32_t err;   /* tnfctl_errcode_t */
 	int32_t event; /* tnfctl_event_t, for CONTINUE */
 	int32_t pid;

@@ -52,7 +52,6 @@ static struct tnfctl_handle *bare_handle(void)
 	if (!h)
 		return NULL;
 	tnf_handle_init(h);
-	h->sock = -1;
 	h->state = TNF_H_STOPPED;
 	h->attrs.trace_buf_state = TNFCTL_BUF_NONE;
 	return h;
