@@ -260,7 +260,7 @@ struct blocked {
 	tnfctl_handle_t *h;
 	tnfctl_errcode_t err;
 	tnfctl_event_t evt;
-	volatile int returned;
+	_Atomic int returned; /* read by the main thread while this one runs */
 };
 
 static void *blocked_fn(void *arg)

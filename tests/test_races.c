@@ -250,7 +250,7 @@ static struct {
 	char first[512];
 	int root_code; /* exit status, 1000 + signal, or -1 */
 	pthread_t root_thread;
-	volatile int done;
+	_Atomic int done; /* read by the pesterer and followers without the lock */
 	int forks, eintrs, execs, exec_next;
 	pid_t spare; /* a target the test holds stopped on purpose */
 } rr = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};

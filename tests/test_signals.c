@@ -256,7 +256,7 @@ struct cont_arg {
 	tnfctl_handle_t *h;
 	tnfctl_errcode_t err;
 	tnfctl_event_t evt;
-	volatile int returned;
+	_Atomic int returned; /* read by the main thread while this one runs */
 };
 
 static void *cont_fn(void *arg)
