@@ -41,7 +41,7 @@ ifeq ($(SANITIZE),thread)
 B := build-tsan
 SAN := -fsanitize=thread -fno-omit-frame-pointer
 PROBE_SAN := $(SAN)
-SAN_ENV := TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+SAN_ENV := TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 TL_TSAN=1
 endif
 VERSION := 0.1.0
 
@@ -287,10 +287,12 @@ $(B)/tests/sanitize/tsan_writer: tests/sanitize/tsan_writer.c $(B)/libtnfctl.so 
 tsan:
 	$(MAKE) SANITIZE=thread tsan-run
 
-tsan-run: $(B)/tests/sanitize/tsan_writer $(B)/tnfdump
+tsan-run: $(B)/tests/sanitize/tsan_writer $(B)/tnfdump tests
 	rm -f $(B)/tsan.tnf
 	$(SAN_ENV) $(B)/tests/sanitize/tsan_writer $(B)/tsan.tnf 5
 	$(SAN_ENV) $(B)/tnfdump $(B)/tsan.tnf | grep -c tw_last
+	# the client's threads: one connection shared by every handle and waiting thread
+	$(SAN_ENV) TL_MODES=kfunc TL_TESTS="test_mt test_signals test_races" B=$(B) tests/run-tests
 
 # The main job on the bundled demo: forks, execs, dlopens and runs threads.
 demo: all

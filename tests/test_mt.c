@@ -398,6 +398,10 @@ static void test_asan_caller_threads_allocate(void **state)
 
 	(void)state;
 	tl_require_root();
+	if (getenv("TL_TSAN")) {
+		print_message("SKIP: the ASan-built caller cannot load a TSan-built libtnfctl\n");
+		skip();
+	}
 	tl_watchdog_extend(rounds * 2);
 	tl_path_of(prog, "tests/helpers/tl_asan_ctl");
 	snprintf(n, sizeof(n), "%d", rounds);
