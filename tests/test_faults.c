@@ -5,6 +5,8 @@
  *    (TL_FAULT_RUNS runs, default 100; TL_SEED, else the time, printed):
  *    the attached target runs on untraced, the exec'd target dies, nothing
  *    in the test's process tree is left stopped or traced;
+ *  - the engine SIGKILLed at random points of the same: no call hangs,
+ *    nothing is left stopped or traced;
  *  - the target SIGKILLed at random points of open, continue and close:
  *    NOPROCESS, TARGGONE (or the events before it), never a hang;
  *  - targets that block every signal, ignore SIGCONT, or sit in a
@@ -26,7 +28,7 @@
 
 static char self_exe[PATH_MAX];
 static unsigned int seed, seed0;
-static int runs;
+static int runs, runs_all;
 
 static unsigned int rnd(unsigned int n)
 {
@@ -255,6 +257,141 @@ static void test_controller_killed_at_random(void **state)
 		print_message(" %s %d,", phase_names[run], counts[run]);
 	print_message(" exec'd targets died %d (none yet %d); 0 left stopped or traced\n", b_died,
 		      b_none);
+	munmap((void *)shm, 4096);
+	close(shmfd);
+}
+
+/* A live tnfctl-engine of the test's subtree (reparented to it), or 0. */
+static pid_t find_engine(void)
+{
+	struct tl_pinfo *ps;
+	pid_t e = 0;
+	int i, n = tl_subtree(&ps);
+
+	for (i = 0; i < n && !e; i++)
+		if (tl_is_tracer(&ps[i]) && ps[i].state != 'Z' && ps[i].state != 'X')
+			e = ps[i].pid;
+	free(ps);
+	return e;
+}
+
+/*
+ * The engine SIGKILLed at random points of the controller's cycle (its
+ * phases as above; TL_ENGINE_KILL_RUNS runs, a fifth of TL_FAULT_RUNS by
+ * default, 100 in make stress): no call hangs (each fails, or a later open starts a new
+ * engine and the controller goes on), nothing is left stopped or traced,
+ * the attached target runs on untraced and its fork loop with it, the
+ * exec'd one dies with the engine.  The controller is then killed if it is
+ * still running (a controller death, as above).
+ */
+static void test_engine_killed_at_random(void **state)
+{
+	/* each run waits for the killed engine's exit, slow while its uprobe links go */
+	int runs = tl_env_int("TL_ENGINE_KILL_RUNS", (runs_all + 4) / 5);
+	int shmfd, counts[PH_N] = {0}, run, failed = 0, went_on = 0;
+	char sfd[16], apid[16];
+	char *argv[] = {self_exe, "--ctl", sfd, apid, NULL};
+	struct ctl_shm *shm;
+	struct tl_proc *a;
+	long long t0 = tl_now_ms();
+
+	(void)state;
+	tl_require_root();
+	if (!tl_env_int("TL_FAULTS_RANDOM", 1)) {
+		print_message("skipped: TL_FAULTS_RANDOM=0\n");
+		skip();
+	}
+	tl_watchdog_extend(60 + runs * 3);
+	a = tl_start_target(tl.target, 1);
+	tl_send(a, "forkloop");
+	tl_expect(a, "forkloop");
+	shmfd = memfd_create("tl_faults", 0);
+	assert_true(shmfd >= 0);
+	assert_int_equal(ftruncate(shmfd, 4096), 0);
+	shm = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, shmfd, 0);
+	assert_true(shm != MAP_FAILED);
+	snprintf(sfd, sizeof(sfd), "%d", shmfd);
+	snprintf(apid, sizeof(apid), "%d", a->pid);
+	for (run = 0; run < runs; run++) {
+		int keep[] = {shmfd, -1}, st, pfd, efd, delay = rnd(5), phase, cycles;
+		int want = PH_PID_OPEN + rnd(PH_N - PH_PID_OPEN), cycle = rnd(2);
+		char **env = tl_env_build(NULL);
+		char what[160];
+		long long end;
+		pid_t c, e = 0;
+
+		memset((void *)shm, 0, sizeof(*shm));
+		c = tl_spawn(argv, env, -1, keep);
+		free(env);
+		pfd = tl_pidfd_of(c);
+		end = tl_now_ms() + tl.timeout_ms;
+		while (shm->cycles < cycle || (shm->cycles == cycle && shm->phase < want))
+			if (!tl_pidfd_wait(pfd, 1) || tl_now_ms() > end)
+				break;
+		if (!tl_pidfd_wait(pfd, delay)) {
+			st = tl_reap(c);
+			fail_msg("run %d: the controller ended by itself (status 0x%x, phase %s)",
+				 run, st, phase_names[shm->phase]);
+		}
+		/* between two handles there may be no engine for a moment (or one ending) */
+		efd = -1;
+		while (efd < 0 && tl_now_ms() < end) {
+			e = find_engine();
+			efd = e ? tl_pidfd_open(e) : -1;
+			if (efd < 0)
+				tl_pidfd_wait(pfd, 1);
+		}
+		if (efd < 0)
+			fail_msg("run %d: no engine to kill (phase %s)", run,
+				 phase_names[shm->phase]);
+		phase = shm->phase;
+		cycles = shm->cycles;
+		counts[phase]++;
+		tl_pidfd_kill(efd, SIGKILL);
+		close(efd);
+		/* a call fails and it exits, or it has gone on with a new engine */
+		end = tl_now_ms() + tl.timeout_ms;
+		while (tl_pidfd_wait(pfd, 1) && shm->cycles < cycles + 2)
+			if (tl_now_ms() > end)
+				fail_msg("run %d: the controller neither failed nor went on after "
+					 "its engine died in %s",
+					 run, phase_names[phase]);
+		if (tl_pidfd_wait(pfd, 0)) {
+			went_on++;
+			tl_pidfd_kill(pfd, SIGKILL);
+		} else {
+			failed++;
+		}
+		st = tl_reap(c);
+		if (tl_wait_tracers_gone(tl.timeout_ms, NULL))
+			fail_msg("run %d: an engine stayed after its controller was gone", run);
+		tl_reap_children();
+		snprintf(what, sizeof(what), "run %d, after the engine died in %s (cycle %d)", run,
+			 phase_names[phase], cycles);
+		assert_nothing_stopped(what);
+		tl_assert_running(a->pid, "attached target after the engine died");
+		tl_send(a, "tracer");
+		assert_string_equal(tl_expect(a, "tracer"), "tracer 0");
+		assert_forkloop_runs(a);
+		{
+			struct tl_pinfo *ps;
+			int i, n = tl_subtree(&ps);
+
+			for (i = 0; i < n; i++)
+				if (ps[i].pid != a->pid && ps[i].ppid != a->pid &&
+				    ps[i].state != 'Z')
+					tl_assert_exits(ps[i].pid,
+							"a process of the dead engine's");
+			free(ps);
+		}
+		tl_reap_children();
+	}
+	print_message("# engine killed: %d runs (TL_SEED %u), %d s; killed in:", runs, seed0,
+		      (int)((tl_now_ms() - t0) / 1000));
+	for (run = 0; run < PH_N; run++)
+		print_message(" %s %d,", phase_names[run], counts[run]);
+	print_message(" the controller failed a call %d, went on %d; 0 left stopped or traced\n",
+		      failed, went_on);
 	munmap((void *)shm, 4096);
 	close(shmfd);
 }
@@ -857,6 +994,80 @@ static void test_stale_entry_never_stops_a_stranger(void **state)
 	tl_assert_running(p->pid, "the attached target");
 }
 
+static int self_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the directory's own */
+}
+
+/*
+ * The engine killed under an exec_open'd target: the target dies with it,
+ * and the close (INTERNAL) still reaps it and drops the pidfd the library
+ * held for it.  BUG (fixed): the close skipped both, and each such target
+ * stayed a zombie with a descriptor open for good.
+ */
+static void test_engine_killed_exec_opened_reaped(void **state)
+{
+	struct tl_proc *p = tl_proc_new();
+	tnfctl_trace_attrs_t at;
+	tnfctl_handle_t *h;
+	int fds, efd;
+	pid_t engine;
+
+	(void)state;
+	tl_require_root();
+	fds = self_fds();
+	tl_assert_err(tl_exec_open_target(p, tl.target, NULL, &h), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_trace_attrs_get(h, &at), TNFCTL_ERR_NONE);
+	engine = tl_tracer_pid(at.targ_pid);
+	assert_true(engine > 0);
+	efd = tl_pidfd_open(engine);
+	assert_true(efd >= 0);
+	tl_pidfd_kill(efd, SIGKILL);
+	assert_int_equal(tl_pidfd_wait(efd, tl.timeout_ms), 0);
+	close(efd);
+	tl_untrack_handle(h);
+	tl_assert_err(tnfctl_close(h, TNFCTL_TARG_DEFAULT), TNFCTL_ERR_INTERNAL);
+	errno = 0;
+	assert_int_equal(waitpid(at.targ_pid, NULL, WNOHANG), -1);
+	assert_int_equal(errno, ECHILD); /* reaped by the close */
+	/* its two pipe ends handed over to it, the test's own pidfd of it (tl_proc) */
+	assert_int_equal(self_fds(), fds - 2 + 1);
+	tl_proc_handed_over(p);
+}
+
+/*
+ * An exec_open'd target released alive (RESUME) is the application's to
+ * reap: the pidfd the library held for it goes with the handle.  BUG
+ * (fixed): it stayed open, one descriptor per such close, for good.
+ */
+static void test_exec_opened_resumed_holds_no_descriptor(void **state)
+{
+	struct tl_proc *p = tl_proc_new();
+	tnfctl_trace_attrs_t at;
+	tnfctl_handle_t *h;
+	int fds;
+
+	(void)state;
+	tl_require_root();
+	fds = self_fds();
+	tl_assert_err(tl_exec_open_target(p, tl.target, NULL, &h), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_trace_attrs_get(h, &at), TNFCTL_ERR_NONE);
+	tl_close(h, TNFCTL_TARG_RESUME);
+	/* its two pipe ends handed over to it, the test's own pidfd of it (tl_proc) */
+	assert_int_equal(self_fds(), fds - 2 + 1);
+	p->pid = at.targ_pid;
+	tl_send(p, "exit 0");
+	assert_int_equal(WEXITSTATUS(tl_reap(at.targ_pid)), 0);
+}
+
 /* The pid of this test's tracer helper, or -1. */
 static pid_t helper_pid(void)
 {
@@ -1084,7 +1295,10 @@ int main(int argc, char **argv)
 		TL_TEST(test_stale_entry_never_stops_a_stranger),
 		TL_TEST(test_helper_killed_next_open_works),
 		TL_TEST(test_engine_killed_with_a_stop_pending),
+		TL_TEST(test_engine_killed_exec_opened_reaped),
+		TL_TEST(test_exec_opened_resumed_holds_no_descriptor),
 		TL_TEST(test_controller_killed_at_random),
+		TL_TEST(test_engine_killed_at_random),
 		TL_TEST(test_target_killed_at_random),
 		TL_TEST(test_target_blocks_every_signal),
 		TL_TEST(test_target_ignores_sigcont),
@@ -1103,7 +1317,7 @@ int main(int argc, char **argv)
 	if (tl_self_exe(self_exe, sizeof(self_exe)))
 		return 1;
 	seed = seed0 = tl_env_int("TL_SEED", (int)time(NULL));
-	runs = tl_env_int("TL_FAULT_RUNS", 100);
+	runs = runs_all = tl_env_int("TL_FAULT_RUNS", 100);
 	printf("# fault injection: seed %u (TL_SEED), %d runs (TL_FAULT_RUNS)\n", seed, runs);
 	return tl_run(tests);
 }

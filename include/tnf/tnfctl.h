@@ -38,15 +38,20 @@
  *    unless it was exec_open'd and not released (those die with the
  *    engine), then fails every call on those handles with
  *    TNFCTL_ERR_INTERNAL.
- *  - Handles are ids on one connection per process to the engine: no
- *    handle holds a descriptor.  The library runs one thread of its own
- *    (all signals blocked) that takes the engine's replies, and installs a
- *    handler for one real-time signal, the highest with no handler when
- *    the first engine starts (SIGRTMAX unless the program handles it),
- *    sent only to a thread of the caller's blocked in tnfctl_continue() to
- *    wake it.  A program that later installs its own handler for that
- *    signal slows those wake-ups (each waiting thread then looks every 20
- *    ms); one that ignores it, likewise.
+ *  - Handles are ids on one connection per process to the engine: a handle
+ *    of tnfctl_pid_open() or of a FORK holds no descriptor (one of
+ *    tnfctl_exec_open() holds a pidfd of its child, to reap it, until the
+ *    close).  The library runs one thread of its own (all signals blocked)
+ *    that takes the engine's replies, and installs a handler for one
+ *    real-time signal, the highest with no handler when the first engine
+ *    starts (SIGRTMAX unless the program handles it), sent only to a thread
+ *    of the caller's blocked in tnfctl_continue() to wake it.  A thread
+ *    whose mask blocks that signal (a program that takes it with sigwait
+ *    or a signalfd) is not sent it and looks for its event every 20 ms
+ *    instead; a program that takes the signal for itself later (a handler,
+ *    SIG_IGN, SIG_DFL) gets no more of it, and a thread waiting then finds
+ *    its event within a second.  A thread cancelled in tnfctl_continue()
+ *    leaves the target stopped and the handle usable, as an EINTR would.
  *  - A target is only ever controlled if the caller could ptrace it.
  */
 #ifndef _TNF_TNFCTL_H
@@ -342,9 +347,9 @@ tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *
  *                        engine, which it needed for a moment to arm the
  *                        target (errno is EMFILE or ENFILE when
  *                        descriptors ran out; the target is still
- *                        stopped, the handle usable).  A handle holds no
- *                        descriptor: it is an id on the process's one
- *                        connection to the engine.
+ *                        stopped, the handle usable).  A child handle
+ *                        holds no descriptor: it is an id on the
+ *                        process's one connection to the engine.
  *  TNFCTL_ERR_INTERNAL   the engine failed.
  */
 tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *hndl, tnfctl_event_t *evt,

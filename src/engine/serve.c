@@ -269,7 +269,9 @@ int tnf_tracer_main(int sock)
 	e = tnf_events_load(use_kfunc);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (e || epfd < 0 || sigfd < 0) {
-		rep.err = (e == -EPERM || e == -EACCES) ? TNFCTL_ERR_ACCES : TNFCTL_ERR_INTERNAL;
+		rep.err = (e == -EPERM || e == -EACCES)			   ? TNFCTL_ERR_ACCES
+			  : (e == -EMFILE || e == -ENFILE || e == -ENOMEM) ? TNFCTL_ERR_ALLOCFAIL
+									   : TNFCTL_ERR_INTERNAL;
 		rep.exit_status = e < 0 ? -e
 				  : e	? 0
 					: errno; /* the load's errno, for the message */

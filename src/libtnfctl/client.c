@@ -19,6 +19,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,22 @@ void tnf_spawned_add(pid_t pid)
 	pthread_mutex_unlock(&agent_lock);
 }
 
+/* @pid was released alive: the application reaps it; our pidfd goes. */
+void tnf_spawned_forget(pid_t pid)
+{
+	size_t i;
+
+	pthread_mutex_lock(&agent_lock);
+	for (i = 0; i < nspawned; i++)
+		if (spawned[i].pid == pid) {
+			if (spawned[i].pidfd >= 0)
+				close(spawned[i].pidfd);
+			spawned[i] = spawned[--nspawned];
+			break;
+		}
+	pthread_mutex_unlock(&agent_lock);
+}
+
 /* Reap @pid if exec_open started it (and no one else reaped it); it must be gone already. */
 void tnf_spawned_reap(pid_t pid)
 {
@@ -130,13 +147,17 @@ static size_t nour_fds, cap_fds;
 
 static void atfork_prepare(void)
 {
+	pthread_mutex_lock(&agent_lock);
 	pthread_mutex_lock(&fd_lock);
 }
 
 static void atfork_parent(void)
 {
 	pthread_mutex_unlock(&fd_lock);
+	pthread_mutex_unlock(&agent_lock);
 }
+
+static void handles_unlock_all(void);
 
 static void atfork_child(void)
 {
@@ -149,6 +170,8 @@ static void atfork_child(void)
 	 * The child starts afresh: no engine, and no reader thread; handles it
 	 * inherited fail (another thread may have held the lock).
 	 */
+	/* a handle another thread was in at the fork: its calls fail, not hang */
+	handles_unlock_all();
 	cur = NULL;
 	fork_gen++;
 	pthread_mutex_init(&agent_lock, NULL);
@@ -203,6 +226,7 @@ static void fd_close(int fd)
  * the caller's.
  */
 #define WAKE_POLL_MS 20
+#define WAKE_LOOK_S  1 /* with the signal, a look anyway: the program may take it mid-wait */
 static int wake_sig;
 static __thread volatile sig_atomic_t tls_wakes __attribute__((tls_model("initial-exec")));
 
@@ -299,15 +323,34 @@ static bool wake_sig_ours(void)
 	return wake_sig && sigaction(wake_sig, NULL, &cur) == 0 && cur.sa_handler == wake_handler;
 }
 
-/* Under agent_lock. */
+/*
+ * Under agent_lock.  A program that took wake_sig since the wait began
+ * (ignored, its default, a handler of its own) gets no signal from us: the
+ * waiter finds its reply at its next look.
+ */
 static void slot_wake(struct tnf_slot *s)
 {
 	pthread_cond_signal(&s->cond);
-	if (s->sleeping) {
+	if (s->sleeping && wake_sig_ours()) {
 		s->wakes_sent++;
 		s->sleeping = false;
 		pthread_kill(s->waiter, wake_sig);
 	}
+}
+
+/* In the child of a fork: the lock of every handle of the current connection made anew. */
+static void handles_unlock_all(void)
+{
+	struct tnfctl_handle *h;
+	struct tnf_slot *s;
+	size_t b;
+
+	for (b = 0; cur && b < SLOT_BUCKETS; b++)
+		for (s = cur->slots[b]; s; s = s->hnext) {
+			h = (struct tnfctl_handle *)((char *)s -
+						     offsetof(struct tnfctl_handle, slot));
+			tnf_handle_lock_init(h);
+		}
 }
 
 /* ---- the reader ------------------------------------------------------------ */
@@ -437,6 +480,16 @@ static tnfctl_errcode_t agent_start(void)
 static bool agent_dead(const struct tnf_agent *a)
 {
 	return a->dead || a->fork_gen != fork_gen;
+}
+
+bool tnf_client_engine_dead(struct tnfctl_handle *h)
+{
+	bool dead;
+
+	pthread_mutex_lock(&agent_lock);
+	dead = h->agent && h->agent->dead && !h->agent->closing;
+	pthread_mutex_unlock(&agent_lock);
+	return dead;
 }
 
 /* The current engine, started if needed, with one more user.  Under agent_lock. */
@@ -678,6 +731,33 @@ tnfctl_errcode_t tnf_client_wait(struct tnfctl_handle *h, struct tnf_rep *rep)
 	return err;
 }
 
+/* A tnfctl_continue whose thread is cancelled in its wait. */
+struct wait_intr {
+	struct tnfctl_handle *h;
+	bool stop_sent;
+};
+
+/*
+ * The wait was cancelled (ppoll is a cancellation point): the target is
+ * stopped as for a signal and its reply taken, so that the handle stays
+ * usable (the caller's cleanup unlocks it).  Cancellation acts only in
+ * ppoll, where agent_lock is not held.
+ */
+static void wait_intr_cancelled(void *arg)
+{
+	struct wait_intr *wi = arg;
+	struct tnf_req stop = {.op = TNF_OP_STOP};
+	struct tnf_slot *s = &wi->h->slot;
+	struct tnf_rep rep;
+
+	pthread_mutex_lock(&agent_lock);
+	s->sleeping = false;
+	pthread_mutex_unlock(&agent_lock);
+	if (!wi->stop_sent)
+		tnf_client_send(wi->h, &stop);
+	tnf_client_wait(wi->h, &rep);
+}
+
 /*
  * tnfctl_continue's wait: every signal blocked on entry (by the caller of
  * this), then asleep in ppoll() with the caller's own mask (and wake_sig):
@@ -690,44 +770,53 @@ tnfctl_errcode_t tnf_client_wait_intr(struct tnfctl_handle *h, const sigset_t *c
 				      struct tnf_rep *rep)
 {
 	struct timespec poll_ts = {0, WAKE_POLL_MS * 1000000L}, zero = {0, 0};
+	struct timespec look_ts = {WAKE_LOOK_S, 0};
 	struct tnf_req stop = {.op = TNF_OP_STOP};
+	struct wait_intr wi = {.h = h, .stop_sent = false};
 	struct tnf_slot *s = &h->slot;
-	bool stop_sent = false, by_sig = wake_sig_ours();
 	sig_atomic_t start, w0;
 	sigset_t mask, only;
 	tnfctl_errcode_t err;
 	int r, e, pending;
+	bool by_sig;
 
-	mask = *callers;
-	if (by_sig)
-		sigdelset(&mask, wake_sig);
 	pthread_mutex_lock(&agent_lock);
 	s->waiter = pthread_self();
 	s->wakes_sent = 0;
 	start = tls_wakes;
+	pthread_cleanup_push(wait_intr_cancelled, &wi);
 	while (!s->q && !agent_dead(h->agent)) {
-		/* without our signal the reader cannot wake us: look every WAKE_POLL_MS */
+		/*
+		 * Woken by our signal while it is ours and the caller does not
+		 * block it (blocked, it is the caller's to take: a signalfd, a
+		 * sigwait); else a look every WAKE_POLL_MS.
+		 */
+		by_sig = wake_sig_ours() && !sigismember(callers, wake_sig);
+		mask = *callers;
+		if (by_sig)
+			sigdelset(&mask, wake_sig);
 		s->sleeping = by_sig;
 		w0 = tls_wakes;
 		pthread_mutex_unlock(&agent_lock);
-		r = ppoll(NULL, 0, by_sig ? NULL : &poll_ts, &mask);
+		r = ppoll(NULL, 0, by_sig ? &look_ts : &poll_ts, &mask);
 		e = errno;
 		pthread_mutex_lock(&agent_lock);
 		s->sleeping = false;
-		if (r < 0 && e == EINTR && tls_wakes == w0 && !stop_sent && !s->q) {
+		if (r < 0 && e == EINTR && tls_wakes == w0 && !wi.stop_sent && !s->q) {
 			/* a signal of the caller's */
-			stop_sent = true;
+			wi.stop_sent = true;
 			pthread_mutex_unlock(&agent_lock);
 			tnf_client_send(h,
 					&stop); /* a failure: the connection's end ends the wait */
 			pthread_mutex_lock(&agent_lock);
 		}
 	}
+	pthread_cleanup_pop(0);
 	/* A wake-up sent as the wait ended is still pending: take it, not the next wait. */
 	pending = (int)s->wakes_sent - (int)(tls_wakes - start);
 	err = slot_pop(h, rep);
 	pthread_mutex_unlock(&agent_lock);
-	if (by_sig && pending > 0) {
+	if (wake_sig && pending > 0) {
 		sigemptyset(&only);
 		sigaddset(&only, wake_sig);
 		while (pending-- > 0 && sigtimedwait(&only, NULL, &zero) >= 0)

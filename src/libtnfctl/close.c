@@ -36,9 +36,15 @@ TNF_API tnfctl_errcode_t tnfctl_close(tnfctl_handle_t *h, tnfctl_targ_op_t op)
 	h->closed = !err;
 	dead = h->state == TNF_H_GONE || h->state == TNF_H_ENDED || op == TNFCTL_TARG_KILL ||
 	       (op == TNFCTL_TARG_DEFAULT && h->exec_child);
-	/* An exec_open'd target is our child: collect it once it is gone. */
-	if (dead && !err)
+	/*
+	 * An exec_open'd target is our child: collect it once it is gone (it
+	 * died with a dead engine too).  Released alive, it is the
+	 * application's to reap: no longer ours to hold.
+	 */
+	if (h->exec_child && ((dead && !err) || tnf_client_engine_dead(h)))
 		tnf_spawned_reap(h->pid);
+	else if (h->exec_child && !err)
+		tnf_spawned_forget(h->pid);
 	if (op == TNFCTL_TARG_SUSPEND && !dead && !err)
 		tnf_suspended_add(h->pid, h->tty_intr);
 	pthread_mutex_unlock(&h->lock);

@@ -7,6 +7,25 @@
 #include <unistd.h>
 #include "internal.h"
 
+static void unlock_handle(void *arg)
+{
+	struct tnfctl_handle *h = arg;
+
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* Cancelled in the wait: the target stopped again (client.c), the handle unlocked and usable. */
+static tnfctl_errcode_t wait_event(struct tnfctl_handle *h, const sigset_t *callers,
+				   struct tnf_rep *rep)
+{
+	tnfctl_errcode_t err;
+
+	pthread_cleanup_push(unlock_handle, h);
+	err = tnf_client_wait_intr(h, callers, rep);
+	pthread_cleanup_pop(0);
+	return err;
+}
+
 static void record_event(struct tnfctl_handle *h, const struct tnf_rep *rep)
 {
 	tnfctl_event_info_t *e = &h->last;
@@ -58,7 +77,7 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 	pthread_sigmask(SIG_BLOCK, &all, &callers);
 	err = tnf_client_request(h, &req);
 	if (!err)
-		err = tnf_client_wait_intr(h, &callers, &rep);
+		err = wait_event(h, &callers, &rep);
 	pthread_sigmask(SIG_SETMASK, &callers, NULL);
 	if (!err)
 		err = rep.err;

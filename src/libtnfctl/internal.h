@@ -135,6 +135,9 @@ tnfctl_errcode_t tnf_client_adopt(struct tnfctl_handle *parent, uint32_t hid, pi
 void tnf_client_note_lost(uint64_t lost);
 void tnf_spawned_add(pid_t pid);
 void tnf_spawned_reap(pid_t pid);
+void tnf_spawned_forget(pid_t pid);
+/* The engine serving @h is gone (its exec_open'd targets died with it). */
+bool tnf_client_engine_dead(struct tnfctl_handle *h);
 /* Processes left stopped by our tnfctl_close(SUSPEND) (suspended.c). */
 void tnf_suspended_add(pid_t pid, bool tty_intr);
 int tnf_suspended_take(pid_t pid, bool *tty_intr);

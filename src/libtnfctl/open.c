@@ -190,12 +190,15 @@ TNF_API tnfctl_errcode_t tnfctl_exec_open_flags(const char *pgmname, char *const
 	err = tnf_client_new_handle(&h);
 	if (err)
 		goto out;
+	/* out of descriptors is ALLOCFAIL (errno EMFILE or ENFILE), as everywhere */
 	if (pipe2(ep, O_CLOEXEC)) {
-		err = TNFCTL_ERR_INTERNAL;
+		err = errno == EMFILE || errno == ENFILE ? TNFCTL_ERR_ALLOCFAIL
+							 : TNFCTL_ERR_INTERNAL;
 		goto out_h;
 	}
 	if (pipe2(go, O_CLOEXEC)) {
-		err = TNFCTL_ERR_INTERNAL;
+		err = errno == EMFILE || errno == ENFILE ? TNFCTL_ERR_ALLOCFAIL
+							 : TNFCTL_ERR_INTERNAL;
 		goto out_h;
 	}
 	pid = spawn_waiting(path, argv,
