@@ -50,8 +50,10 @@
  *    or a signalfd) is not sent it and looks for its event every 20 ms
  *    instead; a program that takes the signal for itself later (a handler,
  *    SIG_IGN, SIG_DFL) gets no more of it, and a thread waiting then finds
- *    its event within a second.  A thread cancelled in tnfctl_continue()
- *    leaves the target stopped and the handle usable, as an EINTR would.
+ *    its event within a second.  tnfctl_continue() is a cancellation point
+ *    in its wait alone: a thread cancelled there leaves the target stopped
+ *    and the handle usable, as an EINTR would.  The opens and
+ *    tnfctl_close() are no cancellation points.
  *  - A target is only ever controlled if the caller could ptrace it.
  */
 #ifndef _TNF_TNFCTL_H

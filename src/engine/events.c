@@ -219,7 +219,10 @@ int tnf_events_track(pid_t tgid, unsigned int flags, uint64_t r_state_addr)
 	struct tnf_tgid_state st = {.flags = flags, .r_state_addr = r_state_addr};
 	uint32_t key = tgid;
 	int fd = bpf_map__fd(skel->maps.tracked);
-	uint64_t ticks = tnf_start_ticks(tgid);
+	uint64_t ticks;
+
+	errno = 0; /* only this read's errno says why */
+	ticks = tnf_start_ticks(tgid);
 
 	/* /proc unreadable for want of a descriptor or memory is no missing process */
 	if (!ticks)

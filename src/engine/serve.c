@@ -91,10 +91,11 @@ static void on_unbound(struct tnf_peer from, const struct tnf_req *req)
 static void on_request(struct tnf_conn *c, const struct tnf_req *req)
 {
 	struct tnf_peer from = {.conn = c, .hid = req->hid};
-	struct target *t = tgt_by_peer(from);
+	struct target *t;
 
 	if (!req->hid)
 		return; /* a client bug: no one to answer */
+	t = tgt_by_peer(from);
 	if (!t) {
 		on_unbound(from, req);
 		return;

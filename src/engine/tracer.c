@@ -581,8 +581,13 @@ static void on_stop(struct target *t, struct thr *th, int status)
 		return;
 	}
 	if (ev == PTRACE_EVENT_CLONE || ev == PTRACE_EVENT_FORK || ev == PTRACE_EVENT_VFORK) {
-		ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
+		pid_t tid = th->tid;
+
+		ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg);
+		/* an EXEC record among them renews the thread list: @th may be gone */
 		tgt_drain_records();
+		if (t->destroyed || !(th = thr_find(t, tid)))
+			return;
 		if (ev == PTRACE_EVENT_CLONE && tnf_proc_tgid(msg) == t->tgid)
 			thr_add(t, msg);
 		/*
@@ -1050,7 +1055,8 @@ static bool head_ready(struct target *t)
 	return !e || !e->child || fully_stopped(e->child);
 }
 
-static void bind_child(struct target *t, struct target *c)
+/* True if @c is held for the child handle of @t's CONTINUE, else it runs free. */
+static bool bind_child(struct target *t, struct target *c)
 {
 	c->parent = NULL;
 	/* A terminal SIGINT queued at its birth was sent to the group in the fork: the parent's ^C.
@@ -1064,9 +1070,10 @@ static void bind_child(struct target *t, struct target *c)
 		c->phase = PH_IDLE;
 		if (!c->dead)
 			tnf_events_track(c->tgid, 0, c->r_state_addr);
-	} else {
-		close_detach(c, 0, true, -1);
+		return true;
 	}
+	close_detach(c, 0, true, -1);
+	return false;
 }
 
 static bool exec_queued(const struct tevent *e)
@@ -1094,8 +1101,8 @@ static void report(struct target *t)
 		case TNF_REC_FORK:
 			rep.event = TNFCTL_EVENT_FORK;
 			rep.child_pid = e->rec.child;
-			if (e->child)
-				bind_child(t, e->child);
+			if (e->child && bind_child(t, e->child))
+				rep.flags |= TNF_REPF_CHILD_BOUND;
 			if (exec_queued(e->next))
 				rep.flags |= TNF_REPF_EXEC_NEXT;
 			break;
@@ -1376,10 +1383,6 @@ void tgt_evaluate(struct target *t)
 	}
 }
 
-/*
- * Visit every target once, although tgt_evaluate() may destroy any target (a
- * fork child released with its parent's event) or add new ones.
- */
 bool tgt_any(void)
 {
 	return targets != NULL;
@@ -1411,6 +1414,12 @@ void tgt_for_each(void (*fn)(struct target *))
 				cap = cap ? cap * 2 : 256;
 			}
 			snap[n++] = t;
+		}
+		if (!n && t) {
+			/* no memory for even one: a walk from the head per target */
+			t->visit_gen = gen;
+			fn(t);
+			continue;
 		}
 		if (!n)
 			break;

@@ -19,7 +19,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,14 +50,15 @@ struct tnf_agent {
 	unsigned int users;
 	unsigned int fork_gen; /* made in this process, not inherited through a fork */
 	uint32_t next_hid;
-	bool dead;    /* the reader has seen the end: every wait fails */
-	bool closing; /* our last handle is closed: the end is ours */
+	_Atomic bool dead; /* the reader has seen the end: every wait fails */
+	bool closing;	   /* our last handle is closed: the end is ours */
 	pthread_t reader;
 	pthread_cond_t dead_cond;
 	struct tnf_slot *slots[SLOT_BUCKETS];
 };
 
 static pthread_mutex_t agent_lock = PTHREAD_MUTEX_INITIALIZER;
+static void note_lost(uint64_t lost);
 static struct tnf_agent *cur;
 static unsigned int fork_gen;
 static _Atomic uint64_t lost_seen;
@@ -138,40 +138,41 @@ void tnf_spawned_reap(pid_t pid)
 /*
  * Our descriptors, closed in the child of a fork() that does not exec: a child
  * holding them would hide the controller's death from the engine (and keep
- * its targets stopped) for as long as it lives.
+ * its targets stopped) for as long as it lives.  Every direct handle, so
+ * that the child can make their locks anew.  Both under fd_lock, which is
+ * only ever held for a moment (a fork waits for it).
  */
 static pthread_mutex_t fd_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static int *our_fds;
 static size_t nour_fds, cap_fds;
+static struct tnfctl_handle *all_handles;
 
 static void atfork_prepare(void)
 {
-	pthread_mutex_lock(&agent_lock);
 	pthread_mutex_lock(&fd_lock);
 }
 
 static void atfork_parent(void)
 {
 	pthread_mutex_unlock(&fd_lock);
-	pthread_mutex_unlock(&agent_lock);
 }
 
-static void handles_unlock_all(void);
-
+/*
+ * The child starts afresh: no engine, no reader thread.  Its inherited
+ * handles fail (the connection is the parent's), and one another thread
+ * was in at the fork fails too rather than hang on its lock.
+ */
 static void atfork_child(void)
 {
+	struct tnfctl_handle *h;
 	size_t i;
 
 	for (i = 0; i < nour_fds; i++)
 		close(our_fds[i]);
 	nour_fds = 0;
-	/*
-	 * The child starts afresh: no engine, and no reader thread; handles it
-	 * inherited fail (another thread may have held the lock).
-	 */
-	/* a handle another thread was in at the fork: its calls fail, not hang */
-	handles_unlock_all();
+	for (h = all_handles; h; h = h->all_next)
+		tnf_handle_lock_init(h);
 	cur = NULL;
 	fork_gen++;
 	pthread_mutex_init(&agent_lock, NULL);
@@ -201,6 +202,30 @@ static void fd_register(int fd)
 	pthread_mutex_unlock(&fd_lock);
 }
 
+static void handle_list_add(struct tnfctl_handle *h)
+{
+	pthread_once(&atfork_once, atfork_install);
+	pthread_mutex_lock(&fd_lock);
+	h->all_prev = NULL;
+	h->all_next = all_handles;
+	if (all_handles)
+		all_handles->all_prev = h;
+	all_handles = h;
+	pthread_mutex_unlock(&fd_lock);
+}
+
+static void handle_list_del(struct tnfctl_handle *h)
+{
+	pthread_mutex_lock(&fd_lock);
+	if (h->all_prev)
+		h->all_prev->all_next = h->all_next;
+	else if (all_handles == h)
+		all_handles = h->all_next;
+	if (h->all_next)
+		h->all_next->all_prev = h->all_prev;
+	pthread_mutex_unlock(&fd_lock);
+}
+
 static void fd_close(int fd)
 {
 	size_t i;
@@ -221,19 +246,17 @@ static void fd_close(int fd)
  * Real-time signal that wakes one waiting thread: the highest one with no
  * handler when the first engine starts (SIGRTMAX normally), 0 if every one
  * has a handler.  Without it (or once the program has taken it for
- * itself), waits look at their handle every WAKE_POLL_MS.  The handler
- * counts, per thread, so that a waiter tells its wake-up from a signal of
- * the caller's.
+ * itself), waits look at their handle every WAKE_POLL_MS.  It is sent only
+ * once the waiter's reply is queued (or the connection is gone), so a wait
+ * interrupted with nothing queued was interrupted by the caller's signal:
+ * the handler has nothing to do.
  */
 #define WAKE_POLL_MS 20
 #define WAKE_LOOK_S  1 /* with the signal, a look anyway: the program may take it mid-wait */
 static int wake_sig;
-static __thread volatile sig_atomic_t tls_wakes __attribute__((tls_model("initial-exec")));
-
 static void wake_handler(int sig)
 {
 	(void)sig;
-	tls_wakes++;
 }
 
 static void wake_sig_choose(void)
@@ -318,9 +341,9 @@ static void slot_remove(struct tnf_agent *a, struct tnf_slot *s)
 /* Whether wake_sig still runs our handler: the program may have taken it since. */
 static bool wake_sig_ours(void)
 {
-	struct sigaction cur;
+	struct sigaction sa;
 
-	return wake_sig && sigaction(wake_sig, NULL, &cur) == 0 && cur.sa_handler == wake_handler;
+	return wake_sig && sigaction(wake_sig, NULL, &sa) == 0 && sa.sa_handler == wake_handler;
 }
 
 /*
@@ -331,26 +354,9 @@ static bool wake_sig_ours(void)
 static void slot_wake(struct tnf_slot *s)
 {
 	pthread_cond_signal(&s->cond);
-	if (s->sleeping && wake_sig_ours()) {
-		s->wakes_sent++;
+	/* a failure (the queue of signals full): its next look finds the reply */
+	if (s->sleeping && wake_sig_ours() && pthread_kill(s->waiter, wake_sig) == 0)
 		s->sleeping = false;
-		pthread_kill(s->waiter, wake_sig);
-	}
-}
-
-/* In the child of a fork: the lock of every handle of the current connection made anew. */
-static void handles_unlock_all(void)
-{
-	struct tnfctl_handle *h;
-	struct tnf_slot *s;
-	size_t b;
-
-	for (b = 0; cur && b < SLOT_BUCKETS; b++)
-		for (s = cur->slots[b]; s; s = s->hnext) {
-			h = (struct tnfctl_handle *)((char *)s -
-						     offsetof(struct tnfctl_handle, slot));
-			tnf_handle_lock_init(h);
-		}
 }
 
 /* ---- the reader ------------------------------------------------------------ */
@@ -403,7 +409,7 @@ static void *reader_main(void *arg)
 		n = tnf_recv(a->sock, &r->rep, sizeof(r->rep), NULL);
 		if (n != (ssize_t)sizeof(r->rep))
 			break;
-		tnf_client_note_lost(r->rep.lost);
+		note_lost(r->rep.lost);
 		pthread_mutex_lock(&agent_lock);
 		s = slot_find(a, r->rep.hid);
 		if (s) {
@@ -572,6 +578,7 @@ tnfctl_errcode_t tnf_client_new_handle(struct tnfctl_handle **hp)
 		free(h);
 		return err;
 	}
+	handle_list_add(h);
 	*hp = h;
 	return TNFCTL_ERR_NONE;
 }
@@ -602,6 +609,7 @@ tnfctl_errcode_t tnf_client_adopt(struct tnfctl_handle *parent, uint32_t hid, pi
 	slot_add(h->agent, &h->slot, hid);
 	pthread_mutex_unlock(&agent_lock);
 	tnf_client_bind(h, pid, false);
+	handle_list_add(h);
 	*hp = h;
 	return TNFCTL_ERR_NONE;
 }
@@ -632,6 +640,7 @@ void tnf_client_free_handle(struct tnfctl_handle *h)
 	struct tnf_agent *a = h->agent;
 
 	if (a) {
+		handle_list_del(h);
 		/* still bound if no close reached the engine (a failed open, an error) */
 		if (!h->closed)
 			tnf_client_drop_hid(h, h->slot.hid);
@@ -646,7 +655,7 @@ void tnf_client_free_handle(struct tnfctl_handle *h)
 		agent_put(a);
 }
 
-void tnf_client_note_lost(uint64_t lost)
+static void note_lost(uint64_t lost)
 {
 	uint64_t cur = atomic_load(&lost_seen);
 
@@ -668,13 +677,18 @@ static void link_dbg(const struct tnfctl_handle *h, const char *what)
 /* Waits for the reader to finish with a connection that has ended. */
 static void wait_dead(struct tnf_agent *a)
 {
+	int cs;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
 	pthread_mutex_lock(&agent_lock);
 	while (!agent_dead(a))
 		pthread_cond_wait(&a->dead_cond, &agent_lock);
 	pthread_mutex_unlock(&agent_lock);
+	pthread_setcancelstate(cs, NULL);
 }
 
-tnfctl_errcode_t tnf_client_send(struct tnfctl_handle *h, struct tnf_req *req)
+/* A request without waiting; a dead engine's targets are resumed before it fails. */
+static tnfctl_errcode_t client_send(struct tnfctl_handle *h, struct tnf_req *req)
 {
 	struct tnf_agent *a = h->agent;
 
@@ -698,7 +712,7 @@ tnfctl_errcode_t tnf_client_request(struct tnfctl_handle *h, struct tnf_req *req
 	pthread_mutex_lock(&agent_lock);
 	slot_clear_queue(&h->slot);
 	pthread_mutex_unlock(&agent_lock);
-	return tnf_client_send(h, req);
+	return client_send(h, req);
 }
 
 /* The next reply from the queue, or INTERNAL once the connection is gone.  Under agent_lock. */
@@ -719,30 +733,36 @@ static tnfctl_errcode_t slot_pop(struct tnfctl_handle *h, struct tnf_rep *rep)
 	return TNFCTL_ERR_NONE;
 }
 
+/* Not a cancellation point: a cancel there would leave agent_lock held (POSIX re-takes it). */
 tnfctl_errcode_t tnf_client_wait(struct tnfctl_handle *h, struct tnf_rep *rep)
 {
 	tnfctl_errcode_t err;
+	int cs;
 
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
 	pthread_mutex_lock(&agent_lock);
 	while (!h->slot.q && !agent_dead(h->agent))
 		pthread_cond_wait(&h->slot.cond, &agent_lock);
 	err = slot_pop(h, rep);
 	pthread_mutex_unlock(&agent_lock);
+	pthread_setcancelstate(cs, NULL);
 	return err;
 }
 
-/* A tnfctl_continue whose thread is cancelled in its wait. */
+/*
+ * The wait of a tnfctl_continue was cancelled (ppoll is its only
+ * cancellation point; agent_lock is not held there): the target is stopped
+ * as for a signal (a STOP is harmless if one went already: the engine
+ * ignores it unless the target runs) and its reply taken, so that the
+ * handle stays usable (the caller's cleanup unlocks it).  A FORK's child,
+ * bound to @child_hid, is let go: no handle will ever be returned for it.
+ */
 struct wait_intr {
 	struct tnfctl_handle *h;
-	bool stop_sent;
+	uint32_t child_hid;
+	bool stop_sent; /* in memory: the cancellation unwinds with a longjmp */
 };
 
-/*
- * The wait was cancelled (ppoll is a cancellation point): the target is
- * stopped as for a signal and its reply taken, so that the handle stays
- * usable (the caller's cleanup unlocks it).  Cancellation acts only in
- * ppoll, where agent_lock is not held.
- */
 static void wait_intr_cancelled(void *arg)
 {
 	struct wait_intr *wi = arg;
@@ -753,9 +773,10 @@ static void wait_intr_cancelled(void *arg)
 	pthread_mutex_lock(&agent_lock);
 	s->sleeping = false;
 	pthread_mutex_unlock(&agent_lock);
-	if (!wi->stop_sent)
-		tnf_client_send(wi->h, &stop);
-	tnf_client_wait(wi->h, &rep);
+	client_send(wi->h, &stop);
+	if (tnf_client_wait(wi->h, &rep) == TNFCTL_ERR_NONE && wi->child_hid &&
+	    rep.event == TNFCTL_EVENT_FORK && (rep.flags & TNF_REPF_CHILD_BOUND))
+		tnf_client_drop_hid(wi->h, wi->child_hid);
 }
 
 /*
@@ -767,23 +788,20 @@ static void wait_intr_cancelled(void *arg)
  * reply (EINTR, or an event that came first) ends the wait.
  */
 tnfctl_errcode_t tnf_client_wait_intr(struct tnfctl_handle *h, const sigset_t *callers,
-				      struct tnf_rep *rep)
+				      uint32_t child_hid, struct tnf_rep *rep)
 {
 	struct timespec poll_ts = {0, WAKE_POLL_MS * 1000000L}, zero = {0, 0};
 	struct timespec look_ts = {WAKE_LOOK_S, 0};
 	struct tnf_req stop = {.op = TNF_OP_STOP};
-	struct wait_intr wi = {.h = h, .stop_sent = false};
+	struct wait_intr wi = {.h = h, .child_hid = child_hid};
 	struct tnf_slot *s = &h->slot;
-	sig_atomic_t start, w0;
+	bool by_sig;
 	sigset_t mask, only;
 	tnfctl_errcode_t err;
-	int r, e, pending;
-	bool by_sig;
+	int r, e;
 
 	pthread_mutex_lock(&agent_lock);
 	s->waiter = pthread_self();
-	s->wakes_sent = 0;
-	start = tls_wakes;
 	pthread_cleanup_push(wait_intr_cancelled, &wi);
 	while (!s->q && !agent_dead(h->agent)) {
 		/*
@@ -796,30 +814,28 @@ tnfctl_errcode_t tnf_client_wait_intr(struct tnfctl_handle *h, const sigset_t *c
 		if (by_sig)
 			sigdelset(&mask, wake_sig);
 		s->sleeping = by_sig;
-		w0 = tls_wakes;
 		pthread_mutex_unlock(&agent_lock);
 		r = ppoll(NULL, 0, by_sig ? &look_ts : &poll_ts, &mask);
 		e = errno;
 		pthread_mutex_lock(&agent_lock);
 		s->sleeping = false;
-		if (r < 0 && e == EINTR && tls_wakes == w0 && !wi.stop_sent && !s->q) {
-			/* a signal of the caller's */
+		/* nothing queued: not our wake-up, a signal of the caller's */
+		if (r < 0 && e == EINTR && !wi.stop_sent && !s->q && !agent_dead(h->agent)) {
 			wi.stop_sent = true;
 			pthread_mutex_unlock(&agent_lock);
-			tnf_client_send(h,
-					&stop); /* a failure: the connection's end ends the wait */
+			/* a failure: the connection's end ends the wait */
+			client_send(h, &stop);
 			pthread_mutex_lock(&agent_lock);
 		}
 	}
 	pthread_cleanup_pop(0);
-	/* A wake-up sent as the wait ended is still pending: take it, not the next wait. */
-	pending = (int)s->wakes_sent - (int)(tls_wakes - start);
 	err = slot_pop(h, rep);
 	pthread_mutex_unlock(&agent_lock);
-	if (wake_sig && pending > 0) {
+	/* A wake-up sent as the wait ended is still pending: take it, not the next wait. */
+	if (wake_sig) {
 		sigemptyset(&only);
 		sigaddset(&only, wake_sig);
-		while (pending-- > 0 && sigtimedwait(&only, NULL, &zero) >= 0)
+		while (sigtimedwait(&only, NULL, &zero) >= 0)
 			;
 	}
 	return err;
@@ -857,7 +873,7 @@ TNF_API uint64_t tnfctl_events_lost(void)
 	if (!a)
 		return atomic_load(&lost_seen);
 	if (tnf_client_call(&h, &req, &rep) == TNFCTL_ERR_NONE)
-		tnf_client_note_lost(rep.lost);
+		note_lost(rep.lost);
 	pthread_mutex_lock(&agent_lock);
 	slot_remove(a, &h.slot);
 	pthread_mutex_unlock(&agent_lock);

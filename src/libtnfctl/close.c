@@ -2,7 +2,7 @@
 /* tnfctl_close (tnfctl_close(3TNF)). */
 #include "internal.h"
 
-TNF_API tnfctl_errcode_t tnfctl_close(tnfctl_handle_t *h, tnfctl_targ_op_t op)
+static tnfctl_errcode_t close_handle(tnfctl_handle_t *h, tnfctl_targ_op_t op)
 {
 	struct tnf_req req = {.op = TNF_OP_CLOSE, .arg = op};
 	tnfctl_errcode_t err;
@@ -50,5 +50,14 @@ TNF_API tnfctl_errcode_t tnfctl_close(tnfctl_handle_t *h, tnfctl_targ_op_t op)
 	pthread_mutex_unlock(&h->lock);
 	tnf_probes_release(h);
 	tnf_client_free_handle(h);
+	return err;
+}
+
+TNF_API tnfctl_errcode_t tnfctl_close(tnfctl_handle_t *h, tnfctl_targ_op_t op)
+{
+	int cs = tnf_nocancel();
+	tnfctl_errcode_t err = close_handle(h, op);
+
+	tnf_cancel_restore(cs);
 	return err;
 }

@@ -15,13 +15,16 @@ static void unlock_handle(void *arg)
 }
 
 /* Cancelled in the wait: the target stopped again (client.c), the handle unlocked and usable. */
+/* @cs: the caller's cancel state, in force during the wait alone. */
 static tnfctl_errcode_t wait_event(struct tnfctl_handle *h, const sigset_t *callers,
-				   struct tnf_rep *rep)
+				   uint32_t child_hid, int cs, struct tnf_rep *rep)
 {
 	tnfctl_errcode_t err;
 
 	pthread_cleanup_push(unlock_handle, h);
-	err = tnf_client_wait_intr(h, callers, rep);
+	tnf_cancel_restore(cs);
+	err = tnf_client_wait_intr(h, callers, child_hid, rep);
+	tnf_nocancel();
 	pthread_cleanup_pop(0);
 	return err;
 }
@@ -48,8 +51,8 @@ static void record_event(struct tnfctl_handle *h, const struct tnf_rep *rep)
 				      rep->event == TNFCTL_EVENT_EXEC ? 0 : rep->exec_errno);
 }
 
-TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt,
-					 tnfctl_handle_t **child_hndl)
+static tnfctl_errcode_t continue_handle(tnfctl_handle_t *h, tnfctl_event_t *evt,
+					tnfctl_handle_t **child_hndl, int cs)
 {
 	struct tnf_req req = {.op = TNF_OP_CONTINUE};
 	sigset_t all, callers;
@@ -77,7 +80,7 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 	pthread_sigmask(SIG_BLOCK, &all, &callers);
 	err = tnf_client_request(h, &req);
 	if (!err)
-		err = wait_event(h, &callers, &rep);
+		err = wait_event(h, &callers, req.child_hid, cs, &rep);
 	pthread_sigmask(SIG_SETMASK, &callers, NULL);
 	if (!err)
 		err = rep.err;
@@ -102,7 +105,7 @@ TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt
 		h->state = TNF_H_ENDED;
 		break;
 	case TNFCTL_EVENT_FORK:
-		if (child_hndl && rep.child_pid > 0) {
+		if (child_hndl && rep.child_pid > 0 && (rep.flags & TNF_REPF_CHILD_BOUND)) {
 			err = tnf_client_adopt(h, req.child_hid, rep.child_pid, child_hndl);
 			if (err) {
 				/* the engine lets the child run free */
@@ -148,6 +151,16 @@ out:
 	pthread_mutex_unlock(&h->lock);
 	if (e)
 		errno = e;
+	return err;
+}
+
+TNF_API tnfctl_errcode_t tnfctl_continue(tnfctl_handle_t *h, tnfctl_event_t *evt,
+					 tnfctl_handle_t **child_hndl)
+{
+	int cs = tnf_nocancel();
+	tnfctl_errcode_t err = continue_handle(h, evt, child_hndl, cs);
+
+	tnf_cancel_restore(cs);
 	return err;
 }
 

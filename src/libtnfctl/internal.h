@@ -84,7 +84,6 @@ struct tnf_slot {
 	pthread_cond_t cond; /* an ordinary call waits here */
 	pthread_t waiter;    /* tnfctl_continue's thread, woken by a signal ... */
 	bool sleeping;	     /* ... while it sleeps */
-	unsigned int wakes_sent;
 	/* the target, resumed if the engine dies */
 	pid_t pid;
 	unsigned long long start; /* its start time (/proc): never another process with the pid */
@@ -95,7 +94,8 @@ struct tnfctl_handle {
 	pthread_mutex_t lock;	 /* one call at a time per handle */
 	struct tnf_slot slot;	 /* direct mode: its id on the engine connection */
 	struct tnf_agent *agent; /* the connection serving it (client.c) */
-	bool closed;		 /* a close reached the engine: the id is free there */
+	struct tnfctl_handle *all_next, *all_prev; /* every direct handle (client.c) */
+	bool closed; /* a close reached the engine: the id is free there */
 	pid_t pid;
 	bool exec_child;	 /* started by exec_open: killed by a DEFAULT close */
 	unsigned int open_flags; /* TNFCTL_OPEN_*, inherited by child handles */
@@ -109,6 +109,24 @@ struct tnfctl_handle {
 	struct tnf_kernel *kern; /* kernel mode only */
 };
 
+/*
+ * The calls that talk to the engine are no cancellation points (a thread
+ * cancelled half-way would leave a target attached and a handle nobody
+ * has); only tnfctl_continue's wait is, and it stops the target first.
+ */
+static inline int tnf_nocancel(void)
+{
+	int cs;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
+	return cs;
+}
+
+static inline void tnf_cancel_restore(int cs)
+{
+	pthread_setcancelstate(cs, NULL);
+}
+
 /* continue.c: the handle's TNFCTL_OPEN_* flags, told to the helper */
 tnfctl_errcode_t tnf_handle_set_flags(struct tnfctl_handle *h, unsigned int flags);
 
@@ -121,18 +139,16 @@ void tnf_client_free_handle(struct tnfctl_handle *h);
 void tnf_client_bind(struct tnfctl_handle *h, pid_t pid, bool exec_child);
 /* A request and its DONE reply. */
 tnfctl_errcode_t tnf_client_call(struct tnfctl_handle *h, struct tnf_req *req, struct tnf_rep *rep);
-/* A new request, then tnf_client_wait for each reply; _send: one more packet of the same. */
+/* A new request, then tnf_client_wait for each of its replies. */
 tnfctl_errcode_t tnf_client_request(struct tnfctl_handle *h, struct tnf_req *req);
-tnfctl_errcode_t tnf_client_send(struct tnfctl_handle *h, struct tnf_req *req);
 tnfctl_errcode_t tnf_client_wait(struct tnfctl_handle *h, struct tnf_rep *rep);
 /* Interrupted by the caller's signals (tnfctl_continue); every signal blocked on entry. */
 tnfctl_errcode_t tnf_client_wait_intr(struct tnfctl_handle *h, const sigset_t *callers,
-				      struct tnf_rep *rep);
+				      uint32_t child_hid, struct tnf_rep *rep);
 uint32_t tnf_client_new_hid(struct tnfctl_handle *parent);
 void tnf_client_drop_hid(struct tnfctl_handle *h, uint32_t hid);
 tnfctl_errcode_t tnf_client_adopt(struct tnfctl_handle *parent, uint32_t hid, pid_t pid,
 				  struct tnfctl_handle **hp);
-void tnf_client_note_lost(uint64_t lost);
 void tnf_spawned_add(pid_t pid);
 void tnf_spawned_reap(pid_t pid);
 void tnf_spawned_forget(pid_t pid);

@@ -31,8 +31,7 @@ static tnfctl_errcode_t check_caller_may_trace(pid_t pid)
 	return TNFCTL_ERR_ACCES;
 }
 
-TNF_API tnfctl_errcode_t tnfctl_pid_open_flags(pid_t pid, unsigned int flags,
-					       tnfctl_handle_t **retval)
+static tnfctl_errcode_t pid_open(pid_t pid, unsigned int flags, tnfctl_handle_t **retval)
 {
 	struct tnf_req req = {.op = TNF_OP_PID_OPEN, .pid = pid, .flags = flags};
 	struct tnfctl_handle *h;
@@ -90,6 +89,16 @@ TNF_API tnfctl_errcode_t tnfctl_pid_open_flags(pid_t pid, unsigned int flags,
 	}
 	*retval = h;
 	return TNFCTL_ERR_NONE;
+}
+
+TNF_API tnfctl_errcode_t tnfctl_pid_open_flags(pid_t pid, unsigned int flags,
+					       tnfctl_handle_t **retval)
+{
+	int cs = tnf_nocancel();
+	tnfctl_errcode_t err = pid_open(pid, flags, retval);
+
+	tnf_cancel_restore(cs);
+	return err;
 }
 
 TNF_API tnfctl_errcode_t tnfctl_pid_open(pid_t pid, tnfctl_handle_t **retval)
@@ -150,10 +159,9 @@ static int exec_errno(int fd, int dflt)
 
 #define OPEN_EXEC_FLAGS (TNFCTL_OPEN_NOPROBES | TNFCTL_OPEN_FOREGROUND | TNFCTL_OPEN_EXEC_FAILED)
 
-TNF_API tnfctl_errcode_t tnfctl_exec_open_flags(const char *pgmname, char *const *argv,
-						char *const *envp, const char *ld_preload,
-						const char *libtnfprobe_path, unsigned int flags,
-						tnfctl_handle_t **retval)
+static tnfctl_errcode_t exec_open(const char *pgmname, char *const *argv, char *const *envp,
+				  const char *ld_preload, const char *libtnfprobe_path,
+				  unsigned int flags, tnfctl_handle_t **retval)
 {
 	struct tnf_req req = {.op = TNF_OP_EXEC_ATTACH, .flags = flags};
 	bool noprobes = flags & TNFCTL_OPEN_NOPROBES;
@@ -278,6 +286,19 @@ out:
 	/* Why the program could not be started: its execve's errno, if it got that far. */
 	if (exec_err)
 		errno = exec_err;
+	return err;
+}
+
+TNF_API tnfctl_errcode_t tnfctl_exec_open_flags(const char *pgmname, char *const *argv,
+						char *const *envp, const char *ld_preload,
+						const char *libtnfprobe_path, unsigned int flags,
+						tnfctl_handle_t **retval)
+{
+	int cs = tnf_nocancel();
+	tnfctl_errcode_t err =
+		exec_open(pgmname, argv, envp, ld_preload, libtnfprobe_path, flags, retval);
+
+	tnf_cancel_restore(cs);
 	return err;
 }
 

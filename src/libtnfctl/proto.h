@@ -75,6 +75,8 @@ struct tnf_rep {
 enum tnf_rep_flag {
 	/* FORK: the parent has exec'd since (another thread); EXEC comes next. */
 	TNF_REPF_EXEC_NEXT = 1 << 0,
+	/* FORK: the child is held for the CONTINUE's child_hid (else it runs free) */
+	TNF_REPF_CHILD_BOUND = 1 << 1,
 };
 
 /* ipc.c */
