@@ -58,7 +58,7 @@ CTL_OBJS := $(CTL_SRCS:%.c=$(B)/%.o)
 # The engine: its own sources (the per-target state machine, ptrace, the
 # BPF object) and the client's /proc, ELF, uprobe and wire layers it shares.
 ENGINE_SRCS := $(wildcard src/engine/*.c)
-ENGINE_SHARED := target elf kfeatures uprobe_link link_release ipc
+ENGINE_SHARED := target elf kfeatures uprobe_link link_release ipc engine_name
 ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(B)/%.o) $(ENGINE_SHARED:%=$(B)/src/libtnfctl/%.o)
 # Kernel mode writes its TNF file with libtnfprobe's writer: these sources
 # again, inside libtnfctl, their symbols hidden (src/libtnfctl/ktrace_file.c).

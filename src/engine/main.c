@@ -21,12 +21,32 @@
 
 #define CLIENT_FD 3
 
+#define LINGER_DEFAULT_MS 5000
+
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: tnfctl-engine\n"
-		"The helper program of libtnfctl(3): the library starts it, with its\n"
-		"client's socket as descriptor 3.  It is not run by hand; see tnfctl-engine(8).\n");
+	fprintf(f, "usage: tnfctl-engine [--linger=SECONDS]\n"
+		   "       tnfctl-engine --resident [--linger=SECONDS]\n"
+		   "The helper program of libtnfctl(3).  The library starts it, with its first\n"
+		   "client's socket as descriptor 3; --resident starts one with no client, to\n"
+		   "stay.  It serves every client of its user and privilege set, and ends when\n"
+		   "its last client has gone and SECONDS passed ($TNFCTL_ENGINE_LINGER, else 5).\n"
+		   "See tnfctl-engine(8).\n");
+}
+
+/* SECONDS (0 to 86400, decimals allowed) as ms, or -1. */
+static long long parse_linger(const char *s)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !(v >= 0 && v <= 86400))
+		return -1;
+	return (long long)(v * 1000);
 }
 
 /* The effective capabilities of process @pid (/proc/PID/status), or -1. */
@@ -105,28 +125,52 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"help", no_argument, NULL, 'h'},
+		{"linger", required_argument, NULL, 'l'},
+		{"resident", no_argument, NULL, 'r'},
 		{NULL, 0, NULL, 0},
 	};
 	struct tnf_rep hello = {.kind = TNF_REP_HELLO, .exit_status = TNF_PROTO_VERSION};
+	struct tnf_engine_opts o = {.linger_ms = LINGER_DEFAULT_MS};
+	const char *env = getenv("TNFCTL_ENGINE_LINGER");
 	pid_t pid;
 	int c;
 
+	if (env && *env && parse_linger(env) >= 0)
+		o.linger_ms = parse_linger(env);
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'h') {
+		switch (c) {
+		case 'h':
 			usage(stdout);
 			return 0;
+		case 'l':
+			o.linger_ms = parse_linger(optarg);
+			if (o.linger_ms < 0) {
+				fprintf(stderr,
+					"tnfctl-engine: --linger=%s: not a number of seconds "
+					"from 0 to 86400\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'r':
+			o.resident = true;
+			break;
+		default:
+			usage(stderr);
+			return 2;
 		}
-		usage(stderr);
-		return 2;
 	}
 	if (optind != argc) {
 		usage(stderr);
 		return 2;
 	}
+	/* In the foreground, as a service manager runs it: no client to answer. */
+	if (o.resident)
+		return tnf_tracer_main(-1, &o);
 	if (check_client())
 		return 2;
 	/* At once, before any slow start-up: the library bounds its wait for this. */
-	if (tnf_send(CLIENT_FD, &hello, sizeof(hello), -1))
+	if (tnf_send(CLIENT_FD, &hello, tnf_rep_len(&hello), -1))
 		return 1;
 	/* Nothing of the caller's but the socket (close_range: 5.9+; tracer.c closes again). */
 	syscall(SYS_close_range, CLIENT_FD + 1, ~0U, 0);
@@ -142,5 +186,5 @@ int main(int argc, char **argv)
 	}
 	if (pid > 0)
 		_exit(0);
-	return tnf_tracer_main(CLIENT_FD);
+	return tnf_tracer_main(CLIENT_FD, &o);
 }

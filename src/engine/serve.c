@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The engine's wire and event loop: the client's connection (proto.h), its
- * requests handed to the state machine (tracer.c), the replies, and the
- * loop over the BPF ring buffer, waitpid (through a signalfd for SIGCHLD)
- * and the connection.  Handles are ids on the connection: the engine holds
- * no descriptor per target or per handle.
+ * The engine's wire and event loop: its clients' connections (proto.h),
+ * their requests handed to the state machine (tracer.c), the replies, and
+ * the loop over the BPF ring buffer, waitpid (through a signalfd for
+ * SIGCHLD), the listening socket and the connections.  Handles are ids on
+ * a connection: the engine holds no descriptor per target or per handle.
+ * It ends when its last client has gone and linger_ms passed with none.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,19 +18,46 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 #include <tnf/tnfctl.h>
 #include "tracer.h"
 
-/* A client's connection. */
-struct tnf_conn {
-	int fd;
+/*
+ * A client's connection.  Replies the socket cannot take at once wait in
+ * @out, in order: a client that does not read (stopped, or busy) never
+ * holds up the engine's other clients.  What waits is bounded by what that
+ * client asked: one reply per request, one per event of a CONTINUE.
+ */
+struct tnf_outbuf {
+	struct tnf_outbuf *next;
+	size_t len;
+	char data[];
 };
 
-static struct tnf_conn main_conn = {.fd = -1};
-static int epfd = -1, sigfd = -1, rb_fd = -1;
-static bool abandoning; /* the controller is gone: release everything, then exit */
+struct tnf_conn {
+	struct tnf_conn *next;
+	int fd;
+	bool quit; /* QUIT came: a deliberate end, not a controller death */
+	struct tnf_outbuf *out, **out_tail;
+};
+
+static struct tnf_conn *conns;
+static int epfd = -1, sigfd = -1, rb_fd = -1, lfd = -1;
+static bool abandoning;	   /* asked to go: release everything, then exit */
+static bool listen_paused; /* out of descriptors: accept again once one is closed */
+static long long linger_ms = 5000, idle_since = -1;
+static bool resident;
 bool tnf_debug_on;
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
 
 /* ---- replies ------------------------------------------------------------ */
 
@@ -40,21 +68,84 @@ static void watch_fd(int fd)
 	epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+static void conn_want_out(struct tnf_conn *c, bool on)
+{
+	struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.fd = c->fd};
+
+	epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+static void conn_drop_out(struct tnf_conn *c)
+{
+	struct tnf_outbuf *o;
+
+	while ((o = c->out)) {
+		c->out = o->next;
+		free(o);
+	}
+	c->out_tail = &c->out;
+}
+
+/* What waits goes out while the socket takes it. */
+static void conn_flush(struct tnf_conn *c)
+{
+	struct tnf_outbuf *o;
+
+	while ((o = c->out)) {
+		if (send(c->fd, o->data, o->len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+				return;
+			conn_drop_out(c); /* gone: its end comes as EPOLLIN/EPOLLHUP */
+			break;
+		}
+		c->out = o->next;
+		free(o);
+	}
+	c->out_tail = &c->out;
+	conn_want_out(c, false);
+}
+
+static void conn_send(struct tnf_conn *c, const void *buf, size_t len)
+{
+	struct tnf_outbuf *o;
+
+	if (!c->out) {
+		if (send(c->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)len)
+			return;
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return; /* gone: its end comes as EPOLLIN/EPOLLHUP */
+	}
+	o = malloc(sizeof(*o) + len);
+	if (!o) {
+		/* The client would wait for ever: cut it off, a controller death. */
+		dbg("no memory for a reply: closing a connection\n");
+		shutdown(c->fd, SHUT_RDWR);
+		return;
+	}
+	o->next = NULL;
+	o->len = len;
+	memcpy(o->data, buf, len);
+	if (!c->out)
+		conn_want_out(c, true);
+	*c->out_tail = o;
+	c->out_tail = &o->next;
+}
+
 /* A reply to a handle that is gone (hid 0, or its connection closed) is dropped. */
 void srv_send_rep(struct tnf_peer to, struct tnf_rep *rep)
 {
-	if (!to.hid || !to.conn || to.conn->fd < 0)
+	if (!to.hid || !to.conn)
 		return;
 	rep->hid = to.hid;
 	rep->lost = tnf_events_lost();
-	tnf_send(to.conn->fd, rep, sizeof(*rep), -1);
+	conn_send(to.conn, rep, tnf_rep_len(rep));
 }
 
 void srv_reply_err(struct tnf_peer to, int err)
 {
 	struct tnf_rep rep;
 
-	memset(&rep, 0, sizeof(rep));
+	memset(&rep, 0, offsetof(struct tnf_rep, path) + 1);
 	rep.kind = TNF_REP_DONE;
 	rep.err = err;
 	srv_send_rep(to, &rep);
@@ -129,28 +220,91 @@ static void on_request(struct tnf_conn *c, const struct tnf_req *req)
 	}
 }
 
+/* ---- connections -------------------------------------------------------- */
+
+static struct tnf_conn *conn_of(int fd)
+{
+	struct tnf_conn *c;
+
+	for (c = conns; c; c = c->next)
+		if (c->fd == fd)
+			return c;
+	return NULL;
+}
+
+static struct tnf_conn *conn_add(int fd)
+{
+	struct tnf_conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->fd = fd;
+	c->out_tail = &c->out;
+	c->next = conns;
+	conns = c;
+	watch_fd(fd);
+	idle_since = -1;
+	return c;
+}
+
+/*
+ * The end of a connection: its targets are released as at a controller
+ * death (section 3: exec_open'd ones killed, others resumed), unless the
+ * client ended it with QUIT, and then only what it left suspended stays so.
+ */
+static void conn_close(struct tnf_conn *c)
+{
+	struct tnf_conn **p;
+
+	for (p = &conns; *p && *p != c; p = &(*p)->next)
+		;
+	if (*p)
+		*p = c->next;
+	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	if (c->quit) {
+		tnf_suspended_keep(c);
+	} else {
+		/* No new BPF stop for them from here on; account for those already sent. */
+		tgt_drain_records();
+		tnf_suspended_resume_all(c);
+	}
+	tgt_conn_gone(c, !c->quit);
+	conn_drop_out(c);
+	free(c);
+	if (listen_paused && lfd >= 0) {
+		listen_paused = false;
+		watch_fd(lfd);
+	}
+}
+
+/* Asked to go (SIGTERM, SIGINT, SIGHUP): as if every client died. */
 static void abandon_all(void)
 {
 	abandoning = true;
-	if (main_conn.fd >= 0) {
-		epoll_ctl(epfd, EPOLL_CTL_DEL, main_conn.fd, NULL);
-		close(main_conn.fd);
-		main_conn.fd = -1;
+	if (lfd >= 0) {
+		close(lfd); /* unbinds the name: the next client starts an engine */
+		lfd = -1;
 	}
-	/* No new BPF stop from here on; account for those already sent. */
+	while (conns)
+		conn_close(conns);
 	tnf_events_untrack_all();
 	tgt_drain_records();
 	tgt_for_each(tgt_abandon);
-	tnf_suspended_resume_all();
+	tnf_suspended_resume_all(NULL);
 }
 
 /* Every request waiting on the connection, then its end if it has ended. */
-static void on_conn(struct tnf_conn *c)
+static void on_conn(struct tnf_conn *c, uint32_t events)
 {
 	struct tnf_req req;
 	int fd;
 	ssize_t n;
 
+	if (events & EPOLLOUT)
+		conn_flush(c);
+	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		return;
 	for (;;) {
 		fd = -1;
 		n = tnf_recv_nowait(c->fd, &req, sizeof(req), &fd);
@@ -159,21 +313,124 @@ static void on_conn(struct tnf_conn *c)
 		if (n != (ssize_t)sizeof(req))
 			break;
 		if (req.op == TNF_OP_QUIT)
-			/* A deliberate end: what was suspended stays suspended. */
-			tnf_suspended_keep();
+			c->quit = true; /* what it suspended stays suspended */
 		else
 			on_request(c, &req);
-		if (abandoning)
-			return;
 	}
-	if (n > 0 || (n < 0 && errno == EAGAIN))
+	if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)))
 		return;
-	/* The controller is gone (or has closed its last handle). */
-	abandon_all();
+	conn_close(c);
+}
+
+/* The start-up answer of a new connection: HELLO, then ready with our pid. */
+static void conn_greet(struct tnf_conn *c)
+{
+	struct tnf_rep rep;
+
+	memset(&rep, 0, offsetof(struct tnf_rep, path) + 1);
+	rep.kind = TNF_REP_HELLO;
+	rep.exit_status = TNF_PROTO_VERSION;
+	conn_send(c, &rep, tnf_rep_len(&rep));
+	rep.kind = TNF_REP_DONE;
+	rep.exit_status = 0;
+	rep.pid = getpid();
+	conn_send(c, &rep, tnf_rep_len(&rep));
+}
+
+/* New clients on the name: served if they are of our user and privilege set. */
+static void on_listen(void)
+{
+	struct tnf_conn *c;
+	pid_t pid;
+	int fd, e;
+
+	for (;;) {
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
+				/* level-triggered: wait for a connection to close first */
+				epoll_ctl(epfd, EPOLL_CTL_DEL, lfd, NULL);
+				listen_paused = true;
+			}
+			return;
+		}
+		e = tnf_peer_check(fd, &pid);
+		if (e) {
+			dbg("a client refused (pid %d): %s\n", (int)pid, strerror(-e));
+			close(fd);
+			continue;
+		}
+		c = conn_add(fd);
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		dbg("client %d connected\n", (int)pid);
+		conn_greet(c);
+	}
+}
+
+/*
+ * The name clients find us by; a name someone else holds (a squatter, or
+ * an engine started at the same instant) leaves us private to the client
+ * that started us.
+ */
+static void listen_start(void)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int len = tnf_engine_name(a.sun_path, "/proc/self/exe");
+
+	if (len < 0 || getenv("TNFCTL_ENGINE_PRIVATE"))
+		return;
+	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (lfd < 0)
+		return;
+	if (bind(lfd, (struct sockaddr *)&a, offsetof(struct sockaddr_un, sun_path) + len) ||
+	    listen(lfd, SOMAXCONN)) {
+		dbg("%s: %s: private to its first client\n", a.sun_path + 1, strerror(errno));
+		close(lfd);
+		lfd = -1;
+		return;
+	}
+	dbg("listening on @%s\n", a.sun_path + 1);
+	watch_fd(lfd);
+}
+
+/*
+ * True once the engine should end: asked to, with its targets released;
+ * or (not resident) with no client and no target for linger_ms.  The name
+ * goes first, so that a client connecting now is refused and starts an
+ * engine rather than waiting on one that ends.
+ */
+static bool time_to_go(int *timeout)
+{
+	*timeout = -1;
+	if (abandoning)
+		return !tgt_any();
+	if (resident || conns || tgt_any()) {
+		idle_since = -1;
+		return false;
+	}
+	if (idle_since < 0)
+		idle_since = now_ms();
+	if (now_ms() - idle_since < linger_ms) {
+		*timeout = (int)(idle_since + linger_ms - now_ms());
+		return false;
+	}
+	if (lfd >= 0) {
+		on_listen(); /* one last look: someone may have just connected */
+		if (conns)
+			return false;
+		close(lfd);
+		lfd = -1;
+	}
+	return true;
 }
 
 /* ---- set-up and loop ---------------------------------------------------- */
 
+/* @sock: the first client's socket, or -1 (resident: no client yet). */
 static void setup_process(int sock)
 {
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -185,9 +442,10 @@ static void setup_process(int sock)
 	prctl(PR_SET_NAME, "tnfctl-engine");
 	/*
 	 * No descriptor per followed process or per handle: the BPF object's,
-	 * its uprobe links (a few per distinct libc and ld.so), and one per
-	 * connection.  The soft limit is raised for containers with many libc
-	 * copies; the engine runs nothing else, so nothing inherits it.
+	 * its uprobe links (a few per distinct libc and ld.so), the listening
+	 * socket and one per connection.  The soft limit is raised for many
+	 * clients and containers with many libc copies; the engine runs
+	 * nothing else, so nothing inherits it.
 	 */
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
@@ -196,17 +454,18 @@ static void setup_process(int sock)
 	tnf_debug_on = getenv("TNFCTL_DEBUG") != NULL;
 	if (null >= 0) {
 		dup2(null, 0);
-		dup2(null, 1);
-		if (!tnf_debug_on)
+		/* resident: its messages go where it was started (a unit's journal) */
+		if (sock >= 0)
+			dup2(null, 1);
+		if (sock >= 0 && !tnf_debug_on)
 			dup2(null, 2);
 	}
-	/* Keep only the main socket: nothing of the controller's must linger here. */
-	if (sock != 3) {
+	/* Keep only the first client's socket: nothing of the caller's must linger here. */
+	if (sock >= 0 && sock != 3) {
 		dup3(sock, 3, O_CLOEXEC);
 		sock = 3;
 	}
-	close_range(4, ~0U, 0);
-	main_conn.fd = sock;
+	close_range(sock >= 0 ? 4 : 3, ~0U, 0);
 	for (sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			signal(sig, SIG_DFL);
@@ -252,21 +511,37 @@ static bool drain_signals(void)
 	return quit;
 }
 
-int tnf_tracer_main(int sock)
+/* The first client (@sock) learns why we cannot start; a resident engine says it. */
+static int start_failed(int sock, struct tnf_rep *rep)
+{
+	if (sock >= 0)
+		tnf_send(sock, rep, tnf_rep_len(rep), -1);
+	else
+		fprintf(stderr, "tnfctl-engine: cannot start: %s%s\n",
+			rep->err == TNFCTL_ERR_KERNEL ? "the kernel lacks a feature this needs"
+			: rep->exit_status	      ? strerror(rep->exit_status)
+						      : "internal error",
+			rep->err == TNFCTL_ERR_ACCES ? " (no privilege to load BPF)" : "");
+	return 1;
+}
+
+int tnf_tracer_main(int sock, const struct tnf_engine_opts *o)
 {
 	struct epoll_event evs[32];
 	struct tnf_rep rep;
 	bool use_kfunc = false;
-	int i, n, e;
+	int i, n, e, timeout;
 
+	resident = o->resident;
+	linger_ms = o->linger_ms;
 	setup_process(sock);
+	if (sock >= 0)
+		sock = 3;
 	memset(&rep, 0, sizeof(rep));
 	rep.kind = TNF_REP_DONE;
 	rep.err = choose_stop_mode(&use_kfunc);
-	if (rep.err) {
-		tnf_send(main_conn.fd, &rep, sizeof(rep), -1);
-		return 1;
-	}
+	if (rep.err)
+		return start_failed(sock, &rep);
 	e = tnf_events_load(use_kfunc);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (e || epfd < 0 || sigfd < 0) {
@@ -276,36 +551,52 @@ int tnf_tracer_main(int sock)
 		rep.exit_status = e < 0 ? -e
 				  : e	? 0
 					: errno; /* the load's errno, for the message */
-		tnf_send(main_conn.fd, &rep, sizeof(rep), -1);
-		return 1;
+		return start_failed(sock, &rep);
 	}
-	/* the engine proper: the client resumes its targets if this process dies */
-	rep.pid = getpid();
 	rb_fd = tnf_events_epoll_fd();
 	watch_fd(rb_fd);
 	watch_fd(sigfd);
-	watch_fd(main_conn.fd);
-	tnf_send(main_conn.fd, &rep, sizeof(rep), -1);
+	listen_start();
+	if (sock >= 0) {
+		struct tnf_conn *c;
+
+		fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK);
+		c = conn_add(sock);
+		if (!c)
+			return 1; /* the client sees its end: nothing was opened */
+		/* the engine proper: the client resumes its targets if this process dies */
+		rep.pid = getpid();
+		conn_send(c, &rep, tnf_rep_len(&rep));
+	} else if (lfd < 0) {
+		fprintf(stderr, "tnfctl-engine: --resident: cannot listen (name taken?)\n");
+		return 1;
+	}
 	dbg("started, stop mode %s\n", use_kfunc ? "kfunc" : "ptrace");
 
-	while (!abandoning || tgt_any()) {
-		n = epoll_wait(epfd, evs, 32, -1);
+	while (!time_to_go(&timeout)) {
+		n = epoll_wait(epfd, evs, 32, timeout);
 		if (n < 0 && errno != EINTR)
 			break;
 		tgt_drain_records();
 		tgt_reap_all();
 		for (i = 0; i < n; i++) {
 			int fd = evs[i].data.fd;
+			struct tnf_conn *c;
 
 			if (fd == rb_fd)
 				continue;
 			if (fd == sigfd) {
 				if (drain_signals() && !abandoning)
-					abandon_all(); /* asked to go: as if the controller died */
+					abandon_all();
 				continue;
 			}
-			if (fd == main_conn.fd)
-				on_conn(&main_conn);
+			if (fd == lfd) {
+				on_listen();
+				continue;
+			}
+			c = conn_of(fd);
+			if (c)
+				on_conn(c, evs[i].events);
 		}
 		tgt_drain_records();
 		tgt_reap_all();
@@ -313,6 +604,10 @@ int tnf_tracer_main(int sock)
 		tgt_free_destroyed();
 	}
 	dbg("exiting\n");
+	if (lfd >= 0)
+		close(lfd);
+	while (conns)
+		conn_close(conns);
 	tnf_events_unload();
 	return 0;
 }

@@ -34,11 +34,12 @@ static struct target *targets;
 struct suspended {
 	pid_t pid;
 	unsigned long long start;
+	struct tnf_conn *owner; /* the connection whose handle suspended it */
 };
 static struct suspended *suspended;
 static size_t nsuspended;
 
-static void suspended_add(pid_t pid)
+static void suspended_add(pid_t pid, struct tnf_conn *owner)
 {
 	struct suspended *p = realloc(suspended, (nsuspended + 1) * sizeof(*p));
 
@@ -46,6 +47,7 @@ static void suspended_add(pid_t pid)
 		return;
 	suspended = p;
 	suspended[nsuspended].pid = pid;
+	suspended[nsuspended].owner = owner;
 	suspended[nsuspended++].start = tnf_proc_starttime(pid);
 }
 
@@ -58,20 +60,27 @@ static void suspended_forget(pid_t pid)
 			suspended[i--] = suspended[--nsuspended];
 }
 
-void tnf_suspended_keep(void)
-{
-	nsuspended = 0;
-}
-
-void tnf_suspended_resume_all(void)
+void tnf_suspended_keep(struct tnf_conn *c)
 {
 	size_t i;
 
 	for (i = 0; i < nsuspended; i++)
+		if (suspended[i].owner == c)
+			suspended[i--] = suspended[--nsuspended];
+}
+
+void tnf_suspended_resume_all(struct tnf_conn *c)
+{
+	size_t i;
+
+	for (i = 0; i < nsuspended; i++) {
+		if (c && suspended[i].owner != c)
+			continue;
 		if (suspended[i].start &&
 		    tnf_proc_starttime(suspended[i].pid) == suspended[i].start)
 			kill(suspended[i].pid, SIGCONT);
-	nsuspended = 0;
+		suspended[i--] = suspended[--nsuspended];
+	}
 }
 static void close_detach(struct target *t, int sig, bool force_cont, int reply);
 
@@ -244,7 +253,7 @@ static void close_detach(struct target *t, int sig, bool force_cont, int reply)
 	/* SUSPEND: queued now; the threads enter the group-stop while still traced. */
 	if (sig && !t->dead) {
 		kill(t->tgid, sig);
-		suspended_add(t->tgid);
+		suspended_add(t->tgid, t->peer.conn);
 	}
 	t->phase = PH_CLOSING;
 	tgt_evaluate(t);
@@ -1271,6 +1280,27 @@ void tgt_abandon(struct target *t)
 		return;
 	}
 	close_detach(t, 0, true, -1);
+}
+
+static struct tnf_conn *gone_conn;
+static bool gone_abandon;
+
+static void conn_gone_one(struct target *t)
+{
+	if (t->peer.conn != gone_conn)
+		return;
+	if (gone_abandon)
+		tgt_abandon(t);
+	t->peer.conn = NULL;
+	t->peer.hid = 0;
+	t->child_hid = 0;
+}
+
+void tgt_conn_gone(struct tnf_conn *c, bool abandon)
+{
+	gone_conn = c;
+	gone_abandon = abandon;
+	tgt_for_each(conn_gone_one);
 }
 
 /* ---- the state machine -------------------------------------------------- */

@@ -15,8 +15,17 @@
 #include "proto.h"
 #include "target.h"
 
-/* serve.c: the engine's loop, serving the client on @sock; returns its exit status. */
-int tnf_tracer_main(int sock);
+/* How the engine runs (main.c's options). */
+struct tnf_engine_opts {
+	long long linger_ms; /* with no client and no target: end after this long */
+	bool resident;	     /* never end for want of clients */
+};
+
+/*
+ * serve.c: the engine's loop, serving the client on @sock (-1: none yet,
+ * resident) and every client that connects by name; returns its exit status.
+ */
+int tnf_tracer_main(int sock, const struct tnf_engine_opts *o);
 
 /*
  * Where a target's replies go: a handle id on a client's connection
@@ -131,9 +140,11 @@ void tgt_evaluate_all(void);
 void tgt_drain_records(void);
 void tgt_reap_all(void);
 void tgt_free_destroyed(void);
-/* Processes left suspended by a SUSPEND close: resumed if the controller dies. */
-void tnf_suspended_resume_all(void);
-void tnf_suspended_keep(void); /* a deliberate end: they stay suspended */
+/* @c has closed: its targets released (@abandon: as a controller death), no reply to it again. */
+void tgt_conn_gone(struct tnf_conn *c, bool abandon);
+/* Processes a connection left suspended by a SUSPEND close: resumed if it dies (NULL: all). */
+void tnf_suspended_resume_all(struct tnf_conn *c);
+void tnf_suspended_keep(struct tnf_conn *c); /* a deliberate end: they stay suspended */
 
 /* events.c */
 int tnf_events_load(bool use_kfunc);

@@ -407,7 +407,7 @@ static void *reader_main(void *arg)
 		if (!r && !(r = malloc(sizeof(*r))))
 			break; /* the waiters fail rather than hang */
 		n = tnf_recv(a->sock, &r->rep, sizeof(r->rep), NULL);
-		if (n != (ssize_t)sizeof(r->rep))
+		if (!tnf_rep_received(&r->rep, n))
 			break;
 		note_lost(r->rep.lost);
 		pthread_mutex_lock(&agent_lock);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Starting the engine: tnfctl-engine found ($TNFCTL_ENGINE, else where the
- * build put it), started by exec with our capabilities, and its start-up
- * answer (HELLO with the wire's version, then ready or why not) awaited
- * within a deadline.
+ * Reaching the engine: the running one of our user and privilege set,
+ * found by name and its credentials checked; else tnfctl-engine
+ * ($TNFCTL_ENGINE, else where the build put it) started by exec with our
+ * capabilities.  Either way its start-up answer (HELLO with the wire's
+ * version, then ready or why not) is awaited within a deadline.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -220,7 +222,7 @@ static int engine_hello(int sock, pid_t pid, const char **what)
 	if (!poll_until(sock, deadline)) {
 		*what = "did not answer in time (killed; TNFCTL_ENGINE_TIMEOUT)";
 		e = ETIMEDOUT;
-	} else if ((r = tnf_recv(sock, &hello, sizeof(hello), NULL)) != (ssize_t)sizeof(hello)) {
+	} else if (!tnf_rep_received(&hello, r = tnf_recv(sock, &hello, sizeof(hello), NULL))) {
 		if (r > 0)
 			*what = "is not a tnfctl-engine (its first packet)";
 		e = r < 0 ? errno : r > 0 ? EPROTO : ECONNRESET;
@@ -244,21 +246,117 @@ static int engine_hello(int sock, pid_t pid, const char **what)
 	return e;
 }
 
+/* The engine's ready reply (its pid) or why it cannot start, after HELLO. */
+static tnfctl_errcode_t engine_ready(int sock, const char *path, pid_t *engine_pid)
+{
+	struct tnf_rep rep;
+	ssize_t n;
+
+	n = tnf_recv(sock, &rep, sizeof(rep), NULL);
+	if (!tnf_rep_received(&rep, n) || rep.err != TNFCTL_ERR_NONE) {
+		if (!tnf_rep_received(&rep, n)) {
+			engine_failed(path, "ended before its first reply",
+				      n < 0   ? errno
+				      : n > 0 ? EPROTO
+					      : ECONNRESET);
+			return TNFCTL_ERR_INTERNAL;
+		}
+		/* The BPF load's errno (EPERM: no privilege), for the caller's message. */
+		errno = rep.exit_status > 0 ? rep.exit_status : EPERM;
+		return (tnfctl_errcode_t)rep.err;
+	}
+	*engine_pid = rep.pid > 0 ? rep.pid : 0;
+	return TNFCTL_ERR_NONE;
+}
+
+static bool debug_on(void)
+{
+	return getenv("TNFCTL_DEBUG") != NULL;
+}
+
 /*
- * A new engine, connected: *@sock is our end, *@engine_pid the engine
- * proper (its ready reply names it; 0 if not).  On an error the engine is
- * gone and errno says why (the BPF load's errno for ACCES/KERNEL).
+ * The running engine of our user and privilege set, found by its name
+ * (engine_name.c).  0: connected, *@sockp and *@pidp set; 1: none we may
+ * use (start one); -1: it went as we connected (an engine at its end of
+ * life closes its name first): look again.
+ */
+static int engine_connect(const char *name, int len, int *sockp, pid_t *pidp)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	struct timespec ts;
+	struct tnf_rep rep;
+	long long deadline;
+	pid_t pid = 0;
+	int s, e, i;
+	ssize_t n;
+
+	memcpy(a.sun_path, name, len);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return 1;
+	if (connect(s, (struct sockaddr *)&a, offsetof(struct sockaddr_un, sun_path) + len)) {
+		close(s); /* ECONNREFUSED: nobody holds the name */
+		return 1;
+	}
+	e = tnf_peer_check(s, &pid);
+	if (e) {
+		/* Another user's (or privilege set's) process holds the name. */
+		if (debug_on())
+			fprintf(stderr,
+				"libtnfctl: @%s: not ours (%s): starting a private engine\n",
+				name + 1, strerror(-e));
+		close(s);
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	deadline = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000 + engine_timeout_s() * 1000LL;
+	for (i = 0; i < 2; i++) {
+		if (!poll_until(s, deadline)) {
+			close(s); /* stuck: not one to wait for again */
+			return 1;
+		}
+		n = tnf_recv(s, &rep, sizeof(rep), NULL);
+		if (!tnf_rep_received(&rep, n)) {
+			close(s);
+			return n == 0 || (n < 0 && errno == ECONNRESET) ? -1 : 1;
+		}
+		if (i == 0 && (rep.kind != TNF_REP_HELLO || rep.exit_status != TNF_PROTO_VERSION)) {
+			close(s);
+			return 1;
+		}
+	}
+	if (rep.kind != TNF_REP_DONE || rep.err || rep.pid != pid) {
+		close(s);
+		return 1;
+	}
+	*sockp = s;
+	*pidp = pid;
+	return 0;
+}
+
+/*
+ * The engine, connected: the running one of our user and privilege set if
+ * there is one, else a new one.  *@sock is our end, *@engine_pid the
+ * engine proper (0 if not known).  On an error no engine of ours is left
+ * and errno says why (the BPF load's errno for ACCES/KERNEL).
  */
 tnfctl_errcode_t tnf_engine_start(int *sock, pid_t *engine_pid)
 {
 	const char *path = engine_path();
+	char name[TNF_ENGINE_NAME_MAX];
 	tnfctl_errcode_t err;
+	int sv[2], e, len, i, r = 1;
 	const char *what;
-	struct tnf_rep rep;
-	int sv[2], e;
-	ssize_t n;
 	pid_t pid;
 
+	len = secure_getenv("TNFCTL_ENGINE_PRIVATE") ? -1 : tnf_engine_name(name, path);
+	for (i = 0; len > 0 && i < 3; i++) {
+		r = engine_connect(name, len, sock, engine_pid);
+		if (r >= 0)
+			break;
+	}
+	if (r == 0)
+		return TNFCTL_ERR_NONE;
 	err = socketpair_cloexec(sv);
 	if (err)
 		return err;
@@ -277,19 +375,11 @@ tnfctl_errcode_t tnf_engine_start(int *sock, pid_t *engine_pid)
 		engine_failed(path, what, e);
 		return TNFCTL_ERR_INTERNAL;
 	}
-	n = tnf_recv(sv[0], &rep, sizeof(rep), NULL);
-	if (n != (ssize_t)sizeof(rep) || rep.err != TNFCTL_ERR_NONE) {
+	err = engine_ready(sv[0], path, engine_pid);
+	if (err) {
 		close(sv[0]);
-		if (n != (ssize_t)sizeof(rep)) {
-			engine_failed(path, "ended before its first reply",
-				      n < 0 ? errno : ECONNRESET);
-			return TNFCTL_ERR_INTERNAL;
-		}
-		/* The BPF load's errno (EPERM: no privilege), for the caller's message. */
-		errno = rep.exit_status > 0 ? rep.exit_status : EPERM;
-		return (tnfctl_errcode_t)rep.err;
+		return err;
 	}
 	*sock = sv[0];
-	*engine_pid = rep.pid > 0 ? rep.pid : 0;
 	return TNFCTL_ERR_NONE;
 }

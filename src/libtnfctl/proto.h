@@ -5,12 +5,18 @@
  * process; every request and reply names a handle by an id the client
  * chose (hid, never 0, never reused on the connection), so the client's
  * descriptors do not grow with its handles.  Every message is one packet:
- * concurrent senders never interleave.
+ * concurrent senders never interleave.  One engine serves every client of
+ * a user and privilege set: it listens on an abstract unix socket whose
+ * name says whom it serves (tnf_engine_name), and each side checks the
+ * other's credentials (tnf_peer_check).
  */
 #ifndef TNFCTL_PROTO_H
 #define TNFCTL_PROTO_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 enum tnf_op {
@@ -52,7 +58,7 @@ enum tnf_rep_kind {
  * The wire's version, in the engine's HELLO: a library and an engine of
  * other releases (a half-upgraded installation) refuse each other.
  */
-#define TNF_PROTO_VERSION 2
+#define TNF_PROTO_VERSION 3
 
 struct tnf_rep {
 	uint32_t kind;
@@ -66,11 +72,26 @@ struct tnf_rep {
 	int32_t term_signal;
 	uint64_t time_ns;
 	uint64_t lost;
-	char path[4096];
 	int32_t exec_errno; /* EXEC_FAILED */
 	uint32_t flags;	    /* enum tnf_rep_flag */
 	uint64_t uargv;	    /* EXEC_FAILED: the argv passed, in the target */
+	char path[4096];    /* last: sent only up to its NUL (tnf_rep_len) */
 };
+
+/* A reply's length on the wire: up to the path's NUL, so most are small. */
+static inline size_t tnf_rep_len(const struct tnf_rep *r)
+{
+	return offsetof(struct tnf_rep, path) + strnlen(r->path, sizeof(r->path) - 1) + 1;
+}
+
+/* @n bytes of a reply came: true if it is whole (its path then ends there). */
+static inline bool tnf_rep_received(struct tnf_rep *r, ssize_t n)
+{
+	if (n <= (ssize_t)offsetof(struct tnf_rep, path) || n > (ssize_t)sizeof(*r))
+		return false;
+	r->path[n - offsetof(struct tnf_rep, path) - 1] = '\0';
+	return true;
+}
 
 enum tnf_rep_flag {
 	/* FORK: the parent has exec'd since (another thread); EXEC comes next. */
@@ -78,6 +99,11 @@ enum tnf_rep_flag {
 	/* FORK: the child is held for the CONTINUE's child_hid (else it runs free) */
 	TNF_REPF_CHILD_BOUND = 1 << 1,
 };
+
+/* engine_name.c: how a client finds the engine that may serve it */
+#define TNF_ENGINE_NAME_MAX 108 /* sun_path */
+int tnf_engine_name(char name[TNF_ENGINE_NAME_MAX], const char *engine_path);
+int tnf_peer_check(int sock, pid_t *pid);
 
 /* ipc.c */
 int tnf_send(int sock, const void *buf, size_t len, int fd);

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Whom an engine serves, and how a client finds it (DESIGN section 2: one
+ * engine per user and privilege set).  The engine listens on an abstract
+ * unix socket whose name carries all that decides what it may do for a
+ * client: the effective uid, the effective capabilities, the pid namespace
+ * (pids mean one namespace's pids), the stop mode it runs, and the engine
+ * program itself (device and inode: another build or release is another
+ * engine).  Anyone may bind any abstract name, so the name only finds a
+ * candidate: each side checks the other's credentials (tnf_peer_check).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/capability.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "proto.h"
+
+static int own_caps(uint64_t *eff)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	*eff = d[0].effective | (uint64_t)d[1].effective << 32;
+	return 0;
+}
+
+/* The effective capabilities of process @pid (/proc/PID/status). */
+static int caps_of(pid_t pid, uint64_t *eff)
+{
+	char path[64], line[256];
+	unsigned long long v;
+	int ret = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &v) == 1) {
+			*eff = v;
+			ret = 0;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+/* TNFCTL_STOP_MODE as the engine reads it: one engine per mode. */
+static const char *stop_mode(void)
+{
+	const char *m = getenv("TNFCTL_STOP_MODE");
+
+	if (m && (!strcmp(m, "ptrace") || !strcmp(m, "kfunc")))
+		return m;
+	return "auto";
+}
+
+/*
+ * The abstract socket name (a NUL, then the text) of the engine that may
+ * serve this process, @engine_path being its program ("/proc/self/exe" in
+ * the engine).  Returns the address's length in sun_path, or -1.
+ */
+int tnf_engine_name(char name[TNF_ENGINE_NAME_MAX], const char *engine_path)
+{
+	struct stat exe, ns;
+	uint64_t caps;
+	int n;
+
+	if (stat(engine_path, &exe) || stat("/proc/self/ns/pid", &ns) || own_caps(&caps))
+		return -1;
+	name[0] = '\0';
+	n = snprintf(name + 1, TNF_ENGINE_NAME_MAX - 1,
+		     "tnfctl-engine/%d/uid=%u/caps=%llx/pidns=%lu/mode=%s/exe=%lx:%lu",
+		     TNF_PROTO_VERSION, (unsigned)geteuid(), (unsigned long long)caps,
+		     (unsigned long)ns.st_ino, stop_mode(), (unsigned long)exe.st_dev,
+		     (unsigned long)exe.st_ino);
+	return n > 0 && n < TNF_ENGINE_NAME_MAX - 1 ? n + 1 : -1;
+}
+
+/*
+ * The process at the other end of @sock may be served by us, or serve us:
+ * the same effective uid and capabilities (SO_PEERCRED's, and its
+ * /proc/PID/status) and the same pid namespace.  Its pid in *@pid.
+ * 0, or -EPERM (another user or privilege set), or -errno.
+ */
+int tnf_peer_check(int sock, pid_t *pid)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	struct stat mine_ns, its_ns;
+	uint64_t mine, its;
+	char path[64];
+
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cr, &len))
+		return -errno;
+	/* pid 0: a process of another pid namespace, not visible in ours */
+	if (cr.uid != geteuid() || cr.pid <= 0)
+		return -EPERM;
+	if (own_caps(&mine) || caps_of(cr.pid, &its) || mine != its)
+		return -EPERM;
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)cr.pid);
+	if (stat("/proc/self/ns/pid", &mine_ns) || stat(path, &its_ns) ||
+	    mine_ns.st_ino != its_ns.st_ino || mine_ns.st_dev != its_ns.st_dev)
+		return -EPERM;
+	*pid = cr.pid;
+	return 0;
+}

@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * One engine per user and privilege set (DESIGN section 2): callers share
+ * it, one caller's death releases only its own targets, it lingers for the
+ * time it is given and then ends, it serves no client of another user, a
+ * root caller does not use a process of another user that holds its name,
+ * and a client that reads nothing holds up no other.
+ *
+ * The callers are build/tests/helpers/tl_ctl (fresh processes), or this
+ * test itself.
+ */
+#include <sys/socket.h>
+#include <sys/un.h>
+#include "testlib.h"
+#include "../src/libtnfctl/proto.h"
+
+struct ctl {
+	pid_t pid;
+	struct tl_proc rep; /* only reply_r is used, to read its lines */
+};
+
+/* tl_ctl holding @t open (stopped), with TNFCTL_ENGINE_LINGER=@linger. */
+static void ctl_start(struct ctl *c, struct tl_proc *t, const char *linger)
+{
+	char rfd[16], tpid[16];
+	char *argv[] = {tl.ctl, tl.libctl, rfd, "stop", "p", tpid, NULL};
+	const char *old = getenv("TNFCTL_ENGINE_LINGER");
+	char *saved = old ? strdup(old) : NULL;
+	int rep[2], keep[2];
+	char **env;
+
+	memset(c, 0, sizeof(*c));
+	if (pipe2(rep, O_CLOEXEC))
+		abort();
+	snprintf(rfd, sizeof(rfd), "%d", rep[1]);
+	snprintf(tpid, sizeof(tpid), "%d", t->pid);
+	keep[0] = rep[1];
+	keep[1] = -1;
+	setenv("TNFCTL_ENGINE_LINGER", linger, 1);
+	env = tl_env_build(NULL);
+	c->pid = tl_spawn(argv, env, -1, keep);
+	free(env);
+	if (saved)
+		setenv("TNFCTL_ENGINE_LINGER", saved, 1);
+	else
+		unsetenv("TNFCTL_ENGINE_LINGER");
+	free(saved);
+	close(rep[1]);
+	c->rep.reply_r = rep[0];
+	c->rep.pid = c->pid;
+	assert_int_equal(atoi(tl_expect(&c->rep, "opened ") + 7), t->pid);
+	tl_expect(&c->rep, "stopped");
+}
+
+static void ctl_kill(struct ctl *c)
+{
+	kill(c->pid, SIGKILL);
+	assert_true(WIFSIGNALED(tl_reap(c->pid)));
+	close(c->rep.reply_r);
+}
+
+/* The tnfctl-engine that traces @pid. */
+static pid_t engine_of(pid_t pid)
+{
+	char comm[64];
+	pid_t e = tl_tracer_pid(pid);
+
+	if (e <= 0)
+		fail_msg("%d is not traced", pid);
+	tl_comm(e, comm, sizeof(comm));
+	if (strcmp(comm, "tnfctl-engine"))
+		fail_msg("the tracer of %d is \"%s\", not tnfctl-engine", pid, comm);
+	return e;
+}
+
+/* @pid runs on, traced by nobody: its controller's death released it. */
+static void expect_released(struct tl_proc *t, const char *what)
+{
+	long long end = tl_now_ms() + tl.timeout_ms;
+
+	while (tl_tracer_pid(t->pid) != 0) {
+		struct pollfd none = {.fd = -1};
+
+		if (tl_now_ms() > end)
+			fail_msg("%s: still traced by %ld after %d ms", what, tl_tracer_pid(t->pid),
+				 tl.timeout_ms);
+		poll(&none, 0, 5);
+	}
+	tl_send(t, "ping");
+	tl_expect(t, "pong");
+}
+
+/* The listening name of @engine ("@tnfctl-engine/..." in /proc/net/unix), its sun_path. */
+static int engine_name(pid_t engine, char name[TNF_ENGINE_NAME_MAX])
+{
+	char line[512], path[PATH_MAX], link[64];
+	FILE *f = fopen("/proc/net/unix", "re");
+	int len = -1;
+
+	assert_non_null(f);
+	while (len < 0 && fgets(line, sizeof(line), f)) {
+		unsigned long inode;
+		char sockname[256];
+		int fd;
+
+		/* Num RefCount Protocol Flags Type St Inode Path */
+		if (sscanf(line, "%*s %*s %*s %*s %*s %*s %lu %255s", &inode, sockname) != 2 ||
+		    strncmp(sockname, "@tnfctl-engine/", 15))
+			continue;
+		for (fd = 0; fd < 64; fd++) {
+			char want[64];
+			ssize_t n;
+
+			snprintf(path, sizeof(path), "/proc/%d/fd/%d", engine, fd);
+			n = readlink(path, link, sizeof(link) - 1);
+			if (n <= 0)
+				continue;
+			link[n] = '\0';
+			snprintf(want, sizeof(want), "socket:[%lu]", inode);
+			if (!strcmp(link, want)) {
+				name[0] = '\0';
+				len = (int)strlen(sockname);
+				memcpy(name + 1, sockname + 1, len - 1);
+				break;
+			}
+		}
+	}
+	fclose(f);
+	if (len < 0)
+		fail_msg("engine %d listens on no @tnfctl-engine/ name", engine);
+	return len;
+}
+
+static int connect_name(const char *name, int len)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	assert_true(s >= 0);
+	memcpy(a.sun_path, name, len);
+	if (connect(s, (struct sockaddr *)&a, offsetof(struct sockaddr_un, sun_path) + len)) {
+		close(s);
+		return -1;
+	}
+	return s;
+}
+
+/*
+ * Two callers (processes) share one engine; killing one releases its
+ * target and leaves the other's held; killing the other ends the engine
+ * (no linger).
+ */
+static void test_callers_share_one_engine(void **state)
+{
+	struct tl_proc *a, *b;
+	struct ctl ca, cb;
+	pid_t engine;
+	int found;
+
+	(void)state;
+	tl_require_root();
+	a = tl_start_target(tl.target, 1);
+	b = tl_start_target(tl.target, 1);
+	ctl_start(&ca, a, "0");
+	ctl_start(&cb, b, "0");
+	engine = engine_of(a->pid);
+	assert_int_equal(engine_of(b->pid), engine);
+	tl_assert_all_stopped(b->pid, "b, held by its caller");
+
+	ctl_kill(&ca);
+	expect_released(a, "a, after its caller died");
+	assert_int_equal(engine_of(b->pid), engine);
+	tl_assert_all_stopped(b->pid, "b, whose caller lives");
+
+	ctl_kill(&cb);
+	expect_released(b, "b, after its caller died");
+	if (tl_wait_tracers_gone(tl.timeout_ms, &found))
+		fail_msg("tnfctl-engine %d did not end after its last caller", engine);
+}
+
+/*
+ * With a linger, the engine outlives its last caller: the next caller
+ * uses it (no new start); then, with nobody, it ends by itself.
+ */
+static void test_engine_lingers_then_ends(void **state)
+{
+	struct tl_proc *a, *b;
+	struct ctl ca, cb;
+	pid_t engine;
+	int pidfd;
+
+	(void)state;
+	tl_require_root();
+	a = tl_start_target(tl.target, 1);
+	b = tl_start_target(tl.target, 1);
+	ctl_start(&ca, a, "3600");
+	engine = engine_of(a->pid);
+	pidfd = tl_pidfd_open(engine);
+	assert_true(pidfd >= 0);
+	ctl_kill(&ca);
+	expect_released(a, "a, after its caller died");
+	assert_int_equal(tl_pidfd_wait(pidfd, 0), -1); /* lingering */
+
+	/* the next caller, with a short linger of its own: the same engine */
+	ctl_start(&cb, b, "0.2");
+	assert_int_equal(engine_of(b->pid), engine);
+	ctl_kill(&cb);
+	expect_released(b, "b, after its caller died");
+	/* the engine's linger is the one it started with: it stays */
+	assert_int_equal(tl_pidfd_wait(pidfd, 0), -1);
+	/* Asked to go, it goes (its targets released already). */
+	kill(engine, SIGTERM);
+	if (tl_pidfd_wait(pidfd, tl.timeout_ms) != 0)
+		fail_msg("tnfctl-engine %d did not end on SIGTERM", engine);
+	close(pidfd);
+}
+
+/* With a linger of 0.1 s and no caller left, the engine ends by itself. */
+static void test_engine_ends_after_linger(void **state)
+{
+	struct tl_proc *a;
+	struct ctl ca;
+	pid_t engine;
+	int pidfd;
+
+	(void)state;
+	tl_require_root();
+	a = tl_start_target(tl.target, 1);
+	ctl_start(&ca, a, "0.1");
+	engine = engine_of(a->pid);
+	pidfd = tl_pidfd_open(engine);
+	assert_true(pidfd >= 0);
+	ctl_kill(&ca);
+	expect_released(a, "a, after its caller died");
+	if (tl_pidfd_wait(pidfd, tl.timeout_ms) != 0)
+		fail_msg("tnfctl-engine %d did not end after its linger", engine);
+	close(pidfd);
+}
+
+/* A client of another uid that finds the name is refused: no HELLO, the end. */
+static void test_client_of_another_uid_refused(void **state)
+{
+	char name[TNF_ENGINE_NAME_MAX];
+	struct tl_proc *a;
+	tnfctl_handle_t *h;
+	int len, st, rep[2];
+	pid_t child;
+	char res[64] = "";
+
+	(void)state;
+	tl_require_root();
+	a = tl_start_target(tl.target, 1);
+	h = tl_pid_open(a->pid);
+	len = engine_name(engine_of(a->pid), name);
+	if (pipe2(rep, O_CLOEXEC))
+		abort();
+	child = fork();
+	if (child == 0) {
+		struct tnf_rep r;
+		ssize_t n;
+		int s;
+		char msg[32];
+
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(3);
+		s = connect_name(name, len);
+		if (s < 0)
+			_exit(4);
+		n = recv(s, &r, sizeof(r), 0);
+		/* 0: closed with nothing sent; a HELLO would be n > 0 */
+		snprintf(msg, sizeof(msg), "recv %zd", n);
+		(void)!write(rep[1], msg, strlen(msg));
+		_exit(0);
+	}
+	close(rep[1]);
+	st = tl_reap(child);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 4)
+		fail_msg("uid 65534 could not even connect to the engine's name");
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_true(read(rep[0], res, sizeof(res) - 1) > 0);
+	close(rep[0]);
+	if (strcmp(res, "recv 0"))
+		fail_msg("a client of uid 65534 got \"%s\" from root's engine, expected its end",
+			 res);
+	/* the engine serves its own caller still */
+	tl_assert_all_stopped(a->pid, "a, after the refused client");
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+}
+
+/*
+ * A process of uid 65534 holds the name root's engine would have (and
+ * greets whoever connects as an engine would, HELLO and ready): a root
+ * caller does not use it, and gets an engine of its own, of root.
+ */
+static void test_root_caller_ignores_squatter(void **state)
+{
+	char name[TNF_ENGINE_NAME_MAX];
+	struct tl_proc *a;
+	tnfctl_handle_t *h;
+	int len, ready[2], accepted[2];
+	pid_t squatter, engine;
+	char buf[64];
+	int found;
+
+	(void)state;
+	tl_require_root();
+	a = tl_start_target(tl.target, 1);
+	h = tl_pid_open(a->pid);
+	engine = engine_of(a->pid);
+	len = engine_name(engine, name);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+	/* no linger here: the engine goes, and its name with it */
+	if (tl_wait_tracers_gone(tl.timeout_ms, &found))
+		fail_msg("tnfctl-engine %d did not end after its last handle", engine);
+	if (pipe2(ready, O_CLOEXEC) || pipe2(accepted, O_CLOEXEC))
+		abort();
+	squatter = fork();
+	if (squatter == 0) {
+		struct tnf_rep hello = {.kind = TNF_REP_HELLO, .exit_status = TNF_PROTO_VERSION};
+		struct tnf_rep hi_ready = {.kind = TNF_REP_DONE, .pid = getpid()};
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		int l, c;
+
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(3);
+		l = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		memcpy(sa.sun_path, name, len);
+		if (l < 0 ||
+		    bind(l, (struct sockaddr *)&sa, offsetof(struct sockaddr_un, sun_path) + len) ||
+		    listen(l, 8))
+			_exit(4);
+		(void)!write(ready[1], "r", 1);
+		for (;;) {
+			c = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+			if (c < 0)
+				_exit(5);
+			(void)!write(accepted[1], "a", 1);
+			(void)!send(c, &hello, tnf_rep_len(&hello), MSG_NOSIGNAL);
+			(void)!send(c, &hi_ready, tnf_rep_len(&hi_ready), MSG_NOSIGNAL);
+		}
+	}
+	close(ready[1]);
+	close(accepted[1]);
+	if (read(ready[0], buf, 1) != 1)
+		fail_msg("the squatter could not bind the engine's name");
+	h = tl_pid_open(a->pid);
+	engine = engine_of(a->pid);
+	assert_int_equal(tl_task_status_field(engine, engine, "Uid:"), 0);
+	/* it did find the squatter (and left it) */
+	assert_int_equal(read(accepted[0], buf, 1), 1);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+	tl_assert_running(a->pid, "a, closed");
+	kill(squatter, SIGKILL);
+	tl_reap(squatter);
+	close(ready[0]);
+	close(accepted[0]);
+}
+
+/*
+ * A client that sends requests and reads none of the replies (a stopped or
+ * busy caller) holds up no other: the engine queues what its socket cannot
+ * take.  Then every reply reaches it, in order.
+ */
+static void test_client_not_reading_holds_up_nobody(void **state)
+{
+	char name[TNF_ENGINE_NAME_MAX];
+	struct tl_proc *a, *b;
+	tnfctl_handle_t *h, *hb;
+	struct tnf_req req = {.op = TNF_OP_LOST};
+	struct tnf_rep rep;
+	tnfctl_event_t ev;
+	int len, s, i, n = 20000;
+
+	(void)state;
+	tl_require_root();
+	a = tl_start_target(tl.target, 1);
+	b = tl_start_target(tl.target, 1);
+	h = tl_pid_open(a->pid);
+	len = engine_name(engine_of(a->pid), name);
+	s = connect_name(name, len);
+	assert_true(s >= 0);
+	for (i = 0; i < 2; i++) /* HELLO, ready */
+		assert_true(recv(s, &rep, sizeof(rep), 0) > 0);
+	for (i = 1; i <= n; i++) {
+		req.hid = (uint32_t)i;
+		assert_int_equal(send(s, &req, sizeof(req), MSG_NOSIGNAL), (ssize_t)sizeof(req));
+	}
+	/* another handle's whole life, on the same engine, while those wait */
+	hb = tl_pid_open(b->pid);
+	assert_int_equal(engine_of(b->pid), engine_of(a->pid));
+	tl_send(b, "exit 4");
+	tl_assert_err(tnfctl_continue(hb, &ev, NULL), TNFCTL_ERR_NONE);
+	assert_int_equal(ev, TNFCTL_EVENT_EXIT);
+	tl_close(hb, TNFCTL_TARG_DEFAULT);
+	for (i = 1; i <= n; i++) {
+		ssize_t r = recv(s, &rep, sizeof(rep), 0);
+
+		if (r <= 0 || rep.hid != (uint32_t)i || rep.kind != TNF_REP_DONE)
+			fail_msg("reply %d of %d: recv %zd, hid %u, kind %u", i, n, r, rep.hid,
+				 rep.kind);
+	}
+	close(s);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		TL_TEST(test_callers_share_one_engine),
+		TL_TEST(test_engine_lingers_then_ends),
+		TL_TEST(test_engine_ends_after_linger),
+		TL_TEST(test_client_of_another_uid_refused),
+		TL_TEST(test_root_caller_ignores_squatter),
+		TL_TEST(test_client_not_reading_holds_up_nobody),
+		TL_FINAL_TEST,
+	};
+
+	return tl_run(tests);
+}
