@@ -2,14 +2,18 @@
 /*
  * execopen - P6: what starting a program under control costs, on the public
  * API, side by side in one run, interleaved in every round:
- *   open   tnfctl_exec_open(PROG) to its stop at the rtld sync point, then
- *          tnfctl_close(RESUME) and waitpid (the target is our child)
- *   warm   the same while another handle is held open (a second target,
- *          kept stopped), so that the tracer helper process and its BPF
- *          object are already up: the cost of the open itself
- *   plain  fork + execv + waitpid of PROG
- * and prints the median per-round ratios open/plain and warm/plain with min
- * and max, and the absolute times.
+ *   cold     tnfctl_exec_open(PROG) to its stop at the rtld sync point, then
+ *            tnfctl_close(RESUME) and waitpid (the target is our child),
+ *            with an engine of its own each time (TNFCTL_ENGINE_PRIVATE):
+ *            the engine's start and BPF load included
+ *   running  the same with an engine already running (it lingers between
+ *            the opens): a new caller's connection and the open, what a
+ *            tool started against a warm engine pays
+ *   held     the same while another handle is held open (a second target,
+ *            kept stopped): the connection is up too, the open alone
+ *   plain    fork + execv + waitpid of PROG
+ * and prints the median per-round ratios to plain and the differences
+ * from plain, with min and max, and the absolute times.
  *
  * execopen [-r ROUNDS] [-n PER_ROUND] [PROG]     (PROG: /bin/true)
  */
@@ -104,17 +108,28 @@ static void pr(const char *what, double *v, int n, const char *unit)
 
 #define MAXR 101
 
+static double cold_open(int n)
+{
+	double t;
+
+	setenv("TNFCTL_ENGINE_PRIVATE", "1", 1);
+	t = per_op(one_open, n);
+	unsetenv("TNFCTL_ENGINE_PRIVATE");
+	return t;
+}
+
 int main(int argc, char **argv)
 {
-	static double o[MAXR], w[MAXR], p[MAXR], r1[MAXR], r2[MAXR];
+	static double c[MAXR], o[MAXR], w[MAXR], p[MAXR], rc[MAXR], r1[MAXR], r2[MAXR],
+		d1[MAXR], d2[MAXR];
 	char *sargv[] = {"sleep", "1000", NULL};
-	int rounds = 7, n = 20, c, k;
+	int rounds = 7, n = 20, ch, k;
 	tnfctl_trace_attrs_t a;
 	tnfctl_handle_t *keep;
 	tnfctl_errcode_t err;
 
-	while ((c = getopt(argc, argv, "r:n:")) != -1) {
-		switch (c) {
+	while ((ch = getopt(argc, argv, "r:n:")) != -1) {
+		switch (ch) {
 		case 'r': rounds = atoi(optarg); break;
 		case 'n': n = atoi(optarg); break;
 		default:
@@ -126,8 +141,12 @@ int main(int argc, char **argv)
 		prog = argv[optind];
 	if (rounds < 1 || rounds > MAXR || n < 1)
 		return 2;
+	/* the shared engine stays between the opens of "running" */
+	setenv("TNFCTL_ENGINE_LINGER", "10", 1);
 	one_plain(); /* page cache */
+	one_open(); /* the shared engine up */
 	for (k = 0; k < rounds; k++) {
+		c[k] = cold_open(n);
 		o[k] = per_op(one_open, n);
 		if ((err = tnfctl_exec_open("sleep", sargv, NULL, NULL, NULL, &keep)))
 			fail("sleep", err);
@@ -137,14 +156,21 @@ int main(int argc, char **argv)
 		tnfctl_close(keep, TNFCTL_TARG_KILL);
 		waitpid(a.targ_pid, NULL, 0);
 		p[k] = per_op(one_plain, n);
+		rc[k] = c[k] / p[k];
 		r1[k] = o[k] / p[k];
 		r2[k] = w[k] / p[k];
+		d1[k] = (o[k] - p[k]) / 1e3;
+		d2[k] = (w[k] - p[k]) / 1e3;
 	}
 	printf("execopen: %s, %d rounds of %d of each, interleaved\n", prog, rounds, n);
-	pr("open / plain", r1, rounds, "x");
-	pr("warm open / plain", r2, rounds, "x");
-	pr("open (exec_open+close)", o, rounds, " us");
-	pr("warm open", w, rounds, " us");
+	pr("cold / plain", rc, rounds, "x");
+	pr("running / plain", r1, rounds, "x");
+	pr("held / plain", r2, rounds, "x");
+	pr("running - plain", d1, rounds, " ms");
+	pr("held - plain", d2, rounds, " ms");
+	pr("cold open", c, rounds, " us");
+	pr("running open", o, rounds, " us");
+	pr("held open", w, rounds, " us");
 	pr("plain fork+exec+wait", p, rounds, " us");
 	return 0;
 }

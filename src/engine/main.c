@@ -127,6 +127,8 @@ int main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{"linger", required_argument, NULL, 'l'},
 		{"resident", no_argument, NULL, 'r'},
+		{"name", required_argument, NULL, 'n'},
+		{"private", no_argument, NULL, 'p'},
 		{NULL, 0, NULL, 0},
 	};
 	struct tnf_rep hello = {.kind = TNF_REP_HELLO, .exit_status = TNF_PROTO_VERSION};
@@ -154,6 +156,16 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			o.resident = true;
+			break;
+		case 'n':
+			if (!*optarg || strlen(optarg) >= TNF_ENGINE_NAME_MAX - 1) {
+				fprintf(stderr, "tnfctl-engine: --name: empty or too long\n");
+				return 2;
+			}
+			o.name = optarg;
+			break;
+		case 'p':
+			o.private_ = true;
 			break;
 		default:
 			usage(stderr);

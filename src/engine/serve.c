@@ -376,13 +376,22 @@ static void on_listen(void)
  * an engine started at the same instant) leaves us private to the client
  * that started us.
  */
-static void listen_start(void)
+static void listen_start(const struct tnf_engine_opts *o)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int len = tnf_engine_name(a.sun_path, "/proc/self/exe");
+	int len;
 
-	if (len < 0 || getenv("TNFCTL_ENGINE_PRIVATE"))
+	if (o->private_)
 		return;
+	if (o->name) {
+		a.sun_path[0] = '\0';
+		len = (int)strlen(o->name) + 1;
+		memcpy(a.sun_path + 1, o->name, len - 1);
+	} else {
+		len = tnf_engine_name(a.sun_path, "/proc/self/exe");
+		if (len < 0)
+			return;
+	}
 	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (lfd < 0)
 		return;
@@ -408,6 +417,8 @@ static bool time_to_go(int *timeout)
 	*timeout = -1;
 	if (abandoning)
 		return !tgt_any();
+	if (lfd < 0 && !resident)
+		linger_ms = 0; /* nobody could find us: a private engine */
 	if (resident || conns || tgt_any()) {
 		idle_since = -1;
 		return false;
@@ -439,6 +450,9 @@ static void setup_process(int sock)
 	int sig;
 
 	setsid();
+	/* A lingering engine must not hold its first caller's directory (an unmount). */
+	if (chdir("/"))
+		dbg("chdir /: %s\n", strerror(errno));
 	prctl(PR_SET_NAME, "tnfctl-engine");
 	/*
 	 * No descriptor per followed process or per handle: the BPF object's,
@@ -556,7 +570,7 @@ int tnf_tracer_main(int sock, const struct tnf_engine_opts *o)
 	rb_fd = tnf_events_epoll_fd();
 	watch_fd(rb_fd);
 	watch_fd(sigfd);
-	listen_start();
+	listen_start(o);
 	if (sock >= 0) {
 		struct tnf_conn *c;
 

@@ -19,6 +19,8 @@
 struct tnf_engine_opts {
 	long long linger_ms; /* with no client and no target: end after this long */
 	bool resident;	     /* never end for want of clients */
+	bool private_;	     /* listen on no name: serve the first client alone */
+	const char *name;    /* the abstract name to listen on (after its NUL), or NULL: ours */
 };
 
 /*

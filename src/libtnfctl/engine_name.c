@@ -63,24 +63,43 @@ static const char *stop_mode(void)
 }
 
 /*
+ * $TNFCTL_ENGINE_SCOPE: callers that must not share an engine with the
+ * rest of their user's (a test run beside another) name a scope of their
+ * own; up to 48 of [A-Za-z0-9._-].  "" if unset, NULL if not valid.
+ */
+static const char *scope(void)
+{
+	const char *s = getenv("TNFCTL_ENGINE_SCOPE");
+	size_t n;
+
+	if (!s || !*s)
+		return "";
+	n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-");
+	return s[n] || n > 48 ? NULL : s;
+}
+
+/*
  * The abstract socket name (a NUL, then the text) of the engine that may
  * serve this process, @engine_path being its program ("/proc/self/exe" in
- * the engine).  Returns the address's length in sun_path, or -1.
+ * the engine): "tnfctl-engine/vWIRE/EUID/CAPS/PIDNS/MODE/DEV:INO[/SCOPE]".
+ * Returns the address's length in sun_path, or -1 (then no engine is
+ * shared).
  */
 int tnf_engine_name(char name[TNF_ENGINE_NAME_MAX], const char *engine_path)
 {
+	const char *sc = scope();
 	struct stat exe, ns;
 	uint64_t caps;
 	int n;
 
-	if (stat(engine_path, &exe) || stat("/proc/self/ns/pid", &ns) || own_caps(&caps))
+	if (!sc || stat(engine_path, &exe) || stat("/proc/self/ns/pid", &ns) || own_caps(&caps))
 		return -1;
 	name[0] = '\0';
 	n = snprintf(name + 1, TNF_ENGINE_NAME_MAX - 1,
-		     "tnfctl-engine/%d/uid=%u/caps=%llx/pidns=%lu/mode=%s/exe=%lx:%lu",
+		     "tnfctl-engine/v%d/%u/%llx/%lu/%s/%lx:%lu%s%s",
 		     TNF_PROTO_VERSION, (unsigned)geteuid(), (unsigned long long)caps,
 		     (unsigned long)ns.st_ino, stop_mode(), (unsigned long)exe.st_dev,
-		     (unsigned long)exe.st_ino);
+		     (unsigned long)exe.st_ino, *sc ? "/" : "", sc);
 	return n > 0 && n < TNF_ENGINE_NAME_MAX - 1 ? n + 1 : -1;
 }
 

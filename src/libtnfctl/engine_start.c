@@ -130,9 +130,10 @@ static char **engine_env(void)
  * the engine is not our child: the application never sees its SIGCHLD nor
  * has to reap it.  Returns 0, or an errno.
  */
-static int engine_spawn(const char *path, int sock, pid_t *pidp)
+static int engine_spawn(const char *path, const char *name, int sock, pid_t *pidp)
 {
-	char *const argv[] = {"tnfctl-engine", NULL};
+	char name_arg[TNF_ENGINE_NAME_MAX + 16];
+	char *const argv[] = {"tnfctl-engine", name_arg, NULL};
 	posix_spawn_file_actions_t fa;
 	struct caps_saved caps;
 	posix_spawnattr_t at;
@@ -140,6 +141,15 @@ static int engine_spawn(const char *path, int sock, pid_t *pidp)
 	int rc, fd = sock;
 	char **env;
 
+	/*
+	 * The name it is to listen on, as we computed it: the engine's own
+	 * view of its program would differ under a wrapper ($TNFCTL_ENGINE
+	 * running it under valgrind), and callers would never find it.
+	 */
+	if (name)
+		snprintf(name_arg, sizeof(name_arg), "--name=%s", name + 1);
+	else
+		snprintf(name_arg, sizeof(name_arg), "--private");
 	/* dup2 onto itself would keep close-on-exec: move it first */
 	if (sock == 3 && (fd = fcntl(sock, F_DUPFD_CLOEXEC, 4)) < 0)
 		return errno;
@@ -360,7 +370,7 @@ tnfctl_errcode_t tnf_engine_start(int *sock, pid_t *engine_pid)
 	err = socketpair_cloexec(sv);
 	if (err)
 		return err;
-	e = engine_spawn(path, sv[1], &pid);
+	e = engine_spawn(path, len > 0 ? name : NULL, sv[1], &pid);
 	close(sv[1]);
 	if (e) {
 		close(sv[0]);
