@@ -404,6 +404,54 @@ static void test_client_not_reading_holds_up_nobody(void **state)
 	tl_close(h, TNFCTL_TARG_DEFAULT);
 }
 
+/*
+ * A client that floods requests and reads no reply is cut off once 16 MiB
+ * of replies wait for it (a controller death for it alone); the engine
+ * serves the others on.
+ */
+static void test_client_flooding_is_cut_off(void **state)
+{
+	char name[TNF_ENGINE_NAME_MAX];
+	struct tl_proc *a;
+	tnfctl_handle_t *h;
+	struct tnf_req req = {.op = TNF_OP_LOST};
+	struct tnf_rep rep;
+	int len, s, i, sent = 0, got = 0, max = 1000000;
+	ssize_t r;
+
+	(void)state;
+	tl_require_root();
+	a = tl_start_target(tl.target, 1);
+	h = tl_pid_open(a->pid);
+	len = engine_name(engine_of(a->pid), name);
+	s = connect_name(name, len);
+	assert_true(s >= 0);
+	for (i = 0; i < 2; i++) /* HELLO, ready */
+		assert_true(recv(s, &rep, sizeof(rep), 0) > 0);
+	for (sent = 0; sent < max; sent++) {
+		req.hid = (uint32_t)sent + 1;
+		if (send(s, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req))
+			break;
+	}
+	while ((r = recv(s, &rep, sizeof(rep), 0)) > 0)
+		got++;
+	if (r != 0 || got >= sent)
+		fail_msg("a client that read none of %d replies was not cut off (recv %zd after "
+			 "%d replies)",
+			 sent, r, got);
+	close(s);
+	/* the engine serves its other caller on */
+	tl_assert_all_stopped(a->pid, "a, after the flood");
+	tl_send(a, "exit 6");
+	{
+		tnfctl_event_t ev;
+
+		tl_assert_err(tnfctl_continue(h, &ev, NULL), TNFCTL_ERR_NONE);
+		assert_int_equal(ev, TNFCTL_EVENT_EXIT);
+	}
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -413,6 +461,7 @@ int main(void)
 		TL_TEST(test_client_of_another_uid_refused),
 		TL_TEST(test_root_caller_ignores_squatter),
 		TL_TEST(test_client_not_reading_holds_up_nobody),
+		TL_TEST(test_client_flooding_is_cut_off),
 		TL_FINAL_TEST,
 	};
 

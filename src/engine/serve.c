@@ -27,9 +27,11 @@
 /*
  * A client's connection.  Replies the socket cannot take at once wait in
  * @out, in order: a client that does not read (stopped, or busy) never
- * holds up the engine's other clients.  What waits is bounded by what that
- * client asked: one reply per request, one per event of a CONTINUE.
+ * holds up the engine's other clients.  What waits is what that client
+ * asked for, one reply per request or per event of a CONTINUE (10,000
+ * handles: about 1 MiB); past OUT_MAX it is cut off, as a controller death.
  */
+#define OUT_MAX (16u << 20)
 struct tnf_outbuf {
 	struct tnf_outbuf *next;
 	size_t len;
@@ -41,6 +43,7 @@ struct tnf_conn {
 	int fd;
 	bool quit; /* QUIT came: a deliberate end, not a controller death */
 	struct tnf_outbuf *out, **out_tail;
+	size_t out_bytes;
 };
 
 static struct tnf_conn *conns;
@@ -84,6 +87,7 @@ static void conn_drop_out(struct tnf_conn *c)
 		free(o);
 	}
 	c->out_tail = &c->out;
+	c->out_bytes = 0;
 }
 
 /* What waits goes out while the socket takes it. */
@@ -99,6 +103,7 @@ static void conn_flush(struct tnf_conn *c)
 			break;
 		}
 		c->out = o->next;
+		c->out_bytes -= o->len;
 		free(o);
 	}
 	c->out_tail = &c->out;
@@ -115,13 +120,15 @@ static void conn_send(struct tnf_conn *c, const void *buf, size_t len)
 		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 			return; /* gone: its end comes as EPOLLIN/EPOLLHUP */
 	}
-	o = malloc(sizeof(*o) + len);
+	o = c->out_bytes + len <= OUT_MAX ? malloc(sizeof(*o) + len) : NULL;
 	if (!o) {
 		/* The client would wait for ever: cut it off, a controller death. */
-		dbg("no memory for a reply: closing a connection\n");
+		dbg("%s: closing a connection\n",
+		    c->out_bytes + len > OUT_MAX ? "a client reads nothing" : "no memory for a reply");
 		shutdown(c->fd, SHUT_RDWR);
 		return;
 	}
+	c->out_bytes += len;
 	o->next = NULL;
 	o->len = len;
 	memcpy(o->data, buf, len);
@@ -298,14 +305,18 @@ static void abandon_all(void)
 static void on_conn(struct tnf_conn *c, uint32_t events)
 {
 	struct tnf_req req;
-	int fd;
+	int fd, batch;
 	ssize_t n;
 
 	if (events & EPOLLOUT)
 		conn_flush(c);
 	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 		return;
-	for (;;) {
+	/*
+	 * A bounded batch: a client that never stops sending must not starve
+	 * the others, nor the ring buffer (epoll reports the rest next turn).
+	 */
+	for (batch = 0; batch < 256; batch++) {
 		fd = -1;
 		n = tnf_recv_nowait(c->fd, &req, sizeof(req), &fd);
 		if (fd >= 0)
@@ -317,7 +328,7 @@ static void on_conn(struct tnf_conn *c, uint32_t events)
 		else
 			on_request(c, &req);
 	}
-	if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)))
+	if (batch == 256 || n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)))
 		return;
 	conn_close(c);
 }

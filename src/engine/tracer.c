@@ -118,11 +118,58 @@ static struct target *target_by_tid(pid_t tid, struct thr **thp)
 	return NULL;
 }
 
+/* Targets by handle (connection, hid): a request costs no walk of the targets. */
+#define PEER_BUCKETS 4096
+static struct target *peer_hash[PEER_BUCKETS];
+
+static struct target **peer_bucket(struct tnf_peer p)
+{
+	uintptr_t h = (uintptr_t)p.conn / sizeof(void *) * 31 + p.hid;
+
+	return &peer_hash[h % PEER_BUCKETS];
+}
+
+static void peer_unlink(struct target *t)
+{
+	struct target **pp;
+
+	if (!t->peer.hid)
+		return;
+	for (pp = peer_bucket(t->peer); *pp; pp = &(*pp)->pnext)
+		if (*pp == t) {
+			*pp = t->pnext;
+			break;
+		}
+	t->pnext = NULL;
+}
+
+/* Every change of a target's handle goes through here (the hash follows). */
+void tgt_set_peer(struct target *t, struct tnf_peer p)
+{
+	struct target **pp;
+
+	peer_unlink(t);
+	t->peer = p;
+	if (!p.hid)
+		return;
+	pp = peer_bucket(p);
+	t->pnext = *pp;
+	*pp = t;
+}
+
+/* No reply to it again: its handle is gone (the connection is kept, for SUSPEND's owner). */
+static void drop_handle(struct target *t)
+{
+	tgt_set_peer(t, (struct tnf_peer){.conn = t->peer.conn});
+}
+
 struct target *tgt_by_peer(struct tnf_peer p)
 {
 	struct target *t;
 
-	for (t = targets; t && p.hid; t = t->next)
+	if (!p.hid)
+		return NULL;
+	for (t = *peer_bucket(p); t; t = t->pnext)
 		if (t->peer.hid == p.hid && t->peer.conn == p.conn)
 			return t;
 	return NULL;
@@ -135,8 +182,10 @@ static struct target *target_new(pid_t tgid, struct tnf_peer peer)
 	if (!t)
 		return NULL;
 	t->tgid = tgid;
-	t->peer = peer;
+	tgt_set_peer(t, peer);
 	t->next = targets;
+	if (targets)
+		targets->prev = t;
 	targets = t;
 	t->hnext = *tgid_bucket(tgid);
 	*tgid_bucket(tgid) = t;
@@ -162,11 +211,13 @@ static void target_destroy(struct target *t)
 
 	dbg("%d: target freed (phase %d, handle %u)\n", t->tgid, t->phase, t->peer.hid);
 	release_event_children(t);
-	for (pp = &targets; *pp; pp = &(*pp)->next)
-		if (*pp == t) {
-			*pp = t->next;
-			break;
-		}
+	drop_handle(t);
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		targets = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
 	for (pp = tgid_bucket(t->tgid); *pp; pp = &(*pp)->hnext)
 		if (*pp == t) {
 			*pp = t->hnext;
@@ -249,7 +300,7 @@ static void close_detach(struct target *t, int sig, bool force_cont, int reply)
 	t->close_cont = !sig && force_cont;
 	t->close_reply = reply;
 	if (reply < 0)
-		t->peer.hid = 0;
+		drop_handle(t);
 	/* SUSPEND: queued now; the threads enter the group-stop while still traced. */
 	if (sig && !t->dead) {
 		kill(t->tgid, sig);
@@ -283,7 +334,7 @@ static void fail_open(struct target *t, int err)
 		return;
 	}
 	if (t->dead) {
-		t->peer.hid = 0;
+		drop_handle(t);
 		srv_reply_err(to, err);
 		target_destroy(t);
 	} else if (t->keep_stop) {
@@ -1073,8 +1124,7 @@ static bool bind_child(struct target *t, struct target *c)
 	if (c->tty_intr)
 		c->tty_sigint_seen = thr_tty_sigint_pending(c);
 	if (t->want_child && t->child_hid) {
-		c->peer.conn = t->peer.conn;
-		c->peer.hid = t->child_hid;
+		tgt_set_peer(c, (struct tnf_peer){.conn = t->peer.conn, .hid = t->child_hid});
 		t->child_hid = 0;
 		c->phase = PH_IDLE;
 		if (!c->dead)
@@ -1272,7 +1322,7 @@ void tgt_abandon(struct target *t)
 	/* A fork child not yet reported goes with its parent's event. */
 	if (t->phase == PH_CLOSING || t->phase == PH_KILLING || t->phase == PH_CHILD)
 		return;
-	t->peer.hid = 0;
+	drop_handle(t);
 	if (t->exec_child) {
 		release_event_children(t);
 		kill(t->tgid, SIGKILL);
@@ -1291,8 +1341,7 @@ static void conn_gone_one(struct target *t)
 		return;
 	if (gone_abandon)
 		tgt_abandon(t);
-	t->peer.conn = NULL;
-	t->peer.hid = 0;
+	tgt_set_peer(t, (struct tnf_peer){0});
 	t->child_hid = 0;
 }
 
@@ -1311,7 +1360,7 @@ static void closing_reply(struct target *t)
 		return;
 	srv_reply_err(t->peer, t->close_reply);
 	t->close_reply = -1;
-	t->peer.hid = 0;
+	drop_handle(t);
 }
 
 static void evaluate_closing(struct target *t)
@@ -1403,7 +1452,7 @@ void tgt_evaluate(struct target *t)
 	case PH_KILLING:
 		if (t->dead) {
 			srv_reply_err(t->peer, t->fail_err);
-			t->peer.hid = 0;
+			drop_handle(t);
 			target_destroy(t);
 		}
 		break;

@@ -77,8 +77,9 @@ struct tevent {
 };
 
 struct target {
-	struct target *next;
-	struct target *hnext; /* its tgid's hash chain */
+	struct target *next, *prev; /* every target */
+	struct target *hnext;	    /* its tgid's hash chain */
+	struct target *pnext;	    /* its peer's hash chain (a handle: hid != 0) */
 	bool destroyed;	      /* unlinked, freed at the end of the loop's turn */
 	pid_t tgid;
 	struct tnf_peer peer; /* its handle */
@@ -130,6 +131,7 @@ void srv_reply_err(struct tnf_peer to, int err);
 
 /* tracer.c: the state machine's entry points, for serve.c */
 struct target *tgt_by_peer(struct tnf_peer p);
+void tgt_set_peer(struct target *t, struct tnf_peer p);
 bool tgt_any(void);
 void op_pid_open(struct tnf_peer from, pid_t pid, bool ours, unsigned int flags);
 void op_exec_attach(struct tnf_peer from, pid_t pid, unsigned int flags);
