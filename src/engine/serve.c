@@ -123,8 +123,9 @@ static void conn_send(struct tnf_conn *c, const void *buf, size_t len)
 	o = c->out_bytes + len <= OUT_MAX ? malloc(sizeof(*o) + len) : NULL;
 	if (!o) {
 		/* The client would wait for ever: cut it off, a controller death. */
-		dbg("%s: closing a connection\n",
-		    c->out_bytes + len > OUT_MAX ? "a client reads nothing" : "no memory for a reply");
+		dbg("%s: closing a connection\n", c->out_bytes + len > OUT_MAX
+							  ? "a client reads nothing"
+							  : "no memory for a reply");
 		shutdown(c->fd, SHUT_RDWR);
 		return;
 	}

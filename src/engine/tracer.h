@@ -80,7 +80,7 @@ struct target {
 	struct target *next, *prev; /* every target */
 	struct target *hnext;	    /* its tgid's hash chain */
 	struct target *pnext;	    /* its peer's hash chain (a handle: hid != 0) */
-	bool destroyed;	      /* unlinked, freed at the end of the loop's turn */
+	bool destroyed;		    /* unlinked, freed at the end of the loop's turn */
 	pid_t tgid;
 	struct tnf_peer peer; /* its handle */
 	uint32_t child_hid;   /* CONTINUE: the id for a child handle, or 0 */
