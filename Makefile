@@ -256,6 +256,7 @@ stress: tests
 		TL_FILTER='*hard_limit*' B=$(B) tests/run-tests
 	$(SAN_ENV) TL_STRESS=full TL_TESTS="test_dlraces test_caps test_reattach test_races" B=$(B) tests/run-tests
 	$(SAN_ENV) TL_FAULTS_RANDOM=1 TL_ENGINE_KILL_RUNS=100 TL_TESTS=test_faults B=$(B) tests/run-tests
+	$(SAN_ENV) TL_ENGINE_ROUNDS=100 TL_TESTS=test_engine TL_FILTER='*at_random*' B=$(B) tests/run-tests
 
 check: tests
 	$(SAN_ENV) B=$(B) tests/run-tests

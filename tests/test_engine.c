@@ -19,11 +19,11 @@ struct ctl {
 	struct tl_proc rep; /* only reply_r is used, to read its lines */
 };
 
-/* tl_ctl holding @t open (stopped), with TNFCTL_ENGINE_LINGER=@linger. */
-static void ctl_start(struct ctl *c, struct tl_proc *t, const char *linger)
+/* tl_ctl holding @t open (@mode "stop": stopped; "run": in tnfctl_continue), linger @linger. */
+static void ctl_start_mode(struct ctl *c, struct tl_proc *t, const char *linger, const char *mode)
 {
 	char rfd[16], tpid[16];
-	char *argv[] = {tl.ctl, tl.libctl, rfd, "stop", "p", tpid, NULL};
+	char *argv[] = {tl.ctl, tl.libctl, rfd, (char *)mode, "p", tpid, NULL};
 	const char *old = getenv("TNFCTL_ENGINE_LINGER");
 	char *saved = old ? strdup(old) : NULL;
 	int rep[2], keep[2];
@@ -49,7 +49,12 @@ static void ctl_start(struct ctl *c, struct tl_proc *t, const char *linger)
 	c->rep.reply_r = rep[0];
 	c->rep.pid = c->pid;
 	assert_int_equal(atoi(tl_expect(&c->rep, "opened ") + 7), t->pid);
-	tl_expect(&c->rep, "stopped");
+	tl_expect(&c->rep, strcmp(mode, "run") ? "stopped" : "running");
+}
+
+static void ctl_start(struct ctl *c, struct tl_proc *t, const char *linger)
+{
+	ctl_start_mode(c, t, linger, "stop");
 }
 
 static void ctl_kill(struct ctl *c)
@@ -235,6 +240,58 @@ static void test_engine_ends_after_linger(void **state)
 	if (tl_pidfd_wait(pidfd, tl.timeout_ms) != 0)
 		fail_msg("tnfctl-engine %d did not end after its linger", engine);
 	close(pidfd);
+}
+
+/* The number forkloop's thread has reaped so far. */
+static long forkcount(struct tl_proc *t)
+{
+	tl_send(t, "forkcount");
+	return atol(tl_expect(t, "forkcount ") + 10);
+}
+
+/*
+ * Two callers share the engine, each continuing a target that forks without
+ * pause (a FORK event after another); one is SIGKILLed at a random moment.
+ * Its target is released; the other's run goes on (its target still forks
+ * under the same engine); then that one is killed too.  TL_ENGINE_ROUNDS
+ * rounds (default 10), TL_SEED.
+ */
+static void test_caller_killed_at_random_beside_another(void **state)
+{
+	unsigned int seed = (unsigned int)tl_env_int("TL_SEED", (int)time(NULL));
+	int rounds = tl_env_int("TL_ENGINE_ROUNDS", 10), r;
+	struct tl_proc *a, *b;
+
+	(void)state;
+	tl_require_root();
+	print_message("# %d rounds, TL_SEED %u\n", rounds, seed);
+	a = tl_start_target(tl.target, 1);
+	b = tl_start_target(tl.target, 1);
+	tl_send(a, "forkloop");
+	tl_expect(a, "forkloop");
+	tl_send(b, "forkloop");
+	tl_expect(b, "forkloop");
+	for (r = 0; r < rounds; r++) {
+		struct pollfd none = {.fd = -1};
+		struct ctl ca, cb;
+		pid_t engine;
+		long n0;
+
+		ctl_start_mode(&ca, a, "0", "run");
+		ctl_start_mode(&cb, b, "0", "run");
+		engine = engine_of(a->pid);
+		assert_int_equal(engine_of(b->pid), engine);
+		poll(&none, 0, (int)(rand_r(&seed) % 30));
+		ctl_kill(&ca);
+		expect_released(a, "a, after its caller died");
+		/* b runs on under its caller: it forks, each fork an event of b's handle */
+		n0 = forkcount(b);
+		while (forkcount(b) <= n0)
+			;
+		assert_int_equal(engine_of(b->pid), engine);
+		ctl_kill(&cb);
+		expect_released(b, "b, after its caller died");
+	}
 }
 
 /* A client of another uid that finds the name is refused: no HELLO, the end. */
@@ -456,6 +513,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		TL_TEST(test_callers_share_one_engine),
+		TL_TEST(test_caller_killed_at_random_beside_another),
 		TL_TEST(test_engine_lingers_then_ends),
 		TL_TEST(test_engine_ends_after_linger),
 		TL_TEST(test_client_of_another_uid_refused),
