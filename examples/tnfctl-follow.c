@@ -246,6 +246,10 @@ static void *follow(void *arg)
 			if (err == TNFCTL_ERR_ALLOCFAIL && (errno == EMFILE || errno == ENFILE))
 				msg("pid %d: out of file descriptors (ulimit -n, %s); detached",
 				    f->pid, strerror(errno));
+			else if (err == TNFCTL_ERR_INTERNAL && errno == ECONNRESET)
+				/* resumed, or (the exec'd root) killed with it: libtnfctl(3) */
+				msg("pid %d: the engine (tnfctl-engine) ended; no longer followed",
+				    f->pid);
 			else
 				msg("pid %d: %s; detached", f->pid, tnfctl_strerror(err));
 			tnfctl_close(f->h, TNFCTL_TARG_RESUME);

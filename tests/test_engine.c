@@ -49,7 +49,7 @@ static void ctl_start_mode(struct ctl *c, struct tl_proc *t, const char *linger,
 	c->rep.reply_r = rep[0];
 	c->rep.pid = c->pid;
 	assert_int_equal(atoi(tl_expect(&c->rep, "opened ") + 7), t->pid);
-	tl_expect(&c->rep, strcmp(mode, "run") ? "stopped" : "running");
+	tl_expect(&c->rep, !strcmp(mode, "run") ? "running" : "stopped");
 }
 
 static void ctl_start(struct ctl *c, struct tl_proc *t, const char *linger)
@@ -134,6 +134,18 @@ static int engine_name(pid_t engine, char name[TNF_ENGINE_NAME_MAX])
 	if (len < 0)
 		fail_msg("engine %d listens on no @tnfctl-engine/ name", engine);
 	return len;
+}
+
+/* @h, the last handle on @engine (linger 0), closed; then the engine's end (and its name's). */
+static void engine_close_and_wait(tnfctl_handle_t *h, pid_t engine)
+{
+	int pidfd = tl_pidfd_open(engine);
+
+	assert_true(pidfd >= 0);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+	if (tl_pidfd_wait(pidfd, tl.timeout_ms))
+		fail_msg("tnfctl-engine %d did not end after its last handle", engine);
+	close(pidfd);
 }
 
 static int connect_name(const char *name, int len)
@@ -358,7 +370,6 @@ static void test_root_caller_ignores_squatter(void **state)
 	int len, ready[2], accepted[2];
 	pid_t squatter, engine;
 	char buf[64];
-	int found;
 
 	(void)state;
 	tl_require_root();
@@ -366,10 +377,7 @@ static void test_root_caller_ignores_squatter(void **state)
 	h = tl_pid_open(a->pid);
 	engine = engine_of(a->pid);
 	len = engine_name(engine, name);
-	tl_close(h, TNFCTL_TARG_DEFAULT);
-	/* no linger here: the engine goes, and its name with it */
-	if (tl_wait_tracers_gone(tl.timeout_ms, &found))
-		fail_msg("tnfctl-engine %d did not end after its last handle", engine);
+	engine_close_and_wait(h, engine);
 	if (pipe2(ready, O_CLOEXEC) || pipe2(accepted, O_CLOEXEC))
 		abort();
 	squatter = fork();
@@ -509,6 +517,154 @@ static void test_client_flooding_is_cut_off(void **state)
 	tl_close(h, TNFCTL_TARG_DEFAULT);
 }
 
+/* A child (a fork of this test) run by tl_ctl @mode on @t and @u; "suspend" closes @t so. */
+static void ctl_start2(struct ctl *c, struct tl_proc *t, struct tl_proc *u, const char *mode,
+		       const char *want)
+{
+	char rfd[16], tpid[16], upid[16];
+	char *argv[] = {tl.ctl, tl.libctl, rfd, (char *)mode, "p", tpid, "p", upid, NULL};
+	int rep[2], keep[2];
+	char **env;
+
+	memset(c, 0, sizeof(*c));
+	if (pipe2(rep, O_CLOEXEC))
+		abort();
+	snprintf(rfd, sizeof(rfd), "%d", rep[1]);
+	snprintf(tpid, sizeof(tpid), "%d", t->pid);
+	snprintf(upid, sizeof(upid), "%d", u->pid);
+	keep[0] = rep[1];
+	keep[1] = -1;
+	env = tl_env_build(NULL);
+	c->pid = tl_spawn(argv, env, -1, keep);
+	free(env);
+	close(rep[1]);
+	c->rep.reply_r = rep[0];
+	c->rep.pid = c->pid;
+	assert_int_equal(atoi(tl_expect(&c->rep, "opened ") + 7), t->pid);
+	assert_int_equal(atoi(tl_expect(&c->rep, "opened ") + 7), u->pid);
+	tl_expect(&c->rep, want);
+}
+
+/*
+ * Caller X suspends P (SUSPEND close) and lives on; caller Y's open of P
+ * fails; X is killed: P is resumed, as it would be had Y never tried.
+ * BUG (fixed): any open of P forgot who had suspended it before it knew
+ * whether it would succeed, and P stayed stopped for good.
+ */
+static void test_failed_open_keeps_suspender_answerable(void **state)
+{
+	struct tl_proc *p, *q;
+	tnfctl_handle_t *h;
+	struct ctl cx;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 0); /* no libtnfprobe: a plain open fails */
+	q = tl_start_target(tl.target, 0);
+	ctl_start2(&cx, p, q, "suspend", "suspended");
+	tl_assert_job_stopped(p->pid, "P, suspended by X");
+	tl_assert_err(tnfctl_pid_open(p->pid, &h), TNFCTL_ERR_NOLIBTNFPROBE);
+	tl_assert_job_stopped(p->pid, "P, after Y's failed open");
+	ctl_kill(&cx);
+	/* resumed by X's death: it answers */
+	tl_send(p, "ping");
+	tl_expect(p, "pong");
+	expect_released(q, "Q, after X died");
+}
+
+/*
+ * A client that ends with QUIT while it still holds a target (a raw or
+ * buggy client; the library never does): the target is released as at a
+ * controller death.  BUG (fixed): it stayed stopped, and the engine never
+ * ended.
+ */
+static void test_quit_with_a_target_held_releases_it(void **state)
+{
+	char name[TNF_ENGINE_NAME_MAX];
+	struct tl_proc *a, *b;
+	tnfctl_handle_t *h;
+	struct tnf_req req = {.op = TNF_OP_PID_OPEN, .hid = 1, .flags = TNFCTL_OPEN_NOPROBES};
+	struct tnf_rep rep;
+	int len, s, i;
+
+	(void)state;
+	tl_require_root();
+	a = tl_start_target(tl.target, 1);
+	b = tl_start_target(tl.target, 0);
+	h = tl_pid_open(a->pid);
+	len = engine_name(engine_of(a->pid), name);
+	s = connect_name(name, len);
+	assert_true(s >= 0);
+	for (i = 0; i < 2; i++) /* HELLO, ready */
+		assert_true(recv(s, &rep, sizeof(rep), 0) > 0);
+	req.pid = b->pid;
+	assert_int_equal(send(s, &req, sizeof(req), MSG_NOSIGNAL), (ssize_t)sizeof(req));
+	assert_true(recv(s, &rep, sizeof(rep), 0) > 0);
+	assert_int_equal(rep.err, TNFCTL_ERR_NONE);
+	tl_assert_all_stopped(b->pid, "b, opened by the raw client");
+	req.op = TNF_OP_QUIT;
+	req.hid = 0;
+	assert_int_equal(send(s, &req, sizeof(req), MSG_NOSIGNAL), (ssize_t)sizeof(req));
+	close(s);
+	expect_released(b, "b, after its client's QUIT");
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+}
+
+/*
+ * The name held by a uid 65534 process whose backlog is full (listen(0),
+ * its own connection queued, nothing ever accepted): a root caller does
+ * not wait on it.  BUG (fixed): its connect() blocked for ever.
+ */
+static void test_root_caller_ignores_full_squatter(void **state)
+{
+	char name[TNF_ENGINE_NAME_MAX];
+	struct tl_proc *a;
+	tnfctl_handle_t *h;
+	int len, ready[2];
+	pid_t squatter, engine;
+	char buf[4];
+
+	(void)state;
+	tl_require_root();
+	a = tl_start_target(tl.target, 1);
+	h = tl_pid_open(a->pid);
+	engine = engine_of(a->pid);
+	len = engine_name(engine, name);
+	engine_close_and_wait(h, engine);
+	if (pipe2(ready, O_CLOEXEC))
+		abort();
+	squatter = fork();
+	if (squatter == 0) {
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		socklen_t sl = offsetof(struct sockaddr_un, sun_path) + len;
+		int l, c;
+
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(3);
+		l = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		c = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		memcpy(sa.sun_path, name, len);
+		if (l < 0 || c < 0 || bind(l, (struct sockaddr *)&sa, sl) || listen(l, 0))
+			_exit(4);
+		/* fill the backlog (0 takes one) */
+		while (connect(c, (struct sockaddr *)&sa, sl) == 0)
+			c = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		(void)!write(ready[1], "r", 1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	if (read(ready[0], buf, 1) != 1)
+		fail_msg("the squatter could not bind the engine's name");
+	close(ready[0]);
+	h = tl_pid_open(a->pid);
+	engine = engine_of(a->pid);
+	assert_int_equal(tl_task_status_field(engine, engine, "Uid:"), 0);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+	kill(squatter, SIGKILL);
+	tl_reap(squatter);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -518,6 +674,9 @@ int main(void)
 		TL_TEST(test_engine_ends_after_linger),
 		TL_TEST(test_client_of_another_uid_refused),
 		TL_TEST(test_root_caller_ignores_squatter),
+		TL_TEST(test_root_caller_ignores_full_squatter),
+		TL_TEST(test_failed_open_keeps_suspender_answerable),
+		TL_TEST(test_quit_with_a_target_held_releases_it),
 		TL_TEST(test_client_not_reading_holds_up_nobody),
 		TL_TEST(test_client_flooding_is_cut_off),
 		TL_FINAL_TEST,

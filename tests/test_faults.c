@@ -1007,6 +1007,60 @@ static int self_fds(void)
 	return n - 1; /* the directory's own */
 }
 
+struct cont_res {
+	tnfctl_handle_t *h;
+	tnfctl_errcode_t err;
+	int e;
+};
+
+static void *cont_thread(void *arg)
+{
+	struct cont_res *c = arg;
+	tnfctl_event_t ev;
+
+	c->err = tnfctl_continue(c->h, &ev, NULL);
+	c->e = errno;
+	return NULL;
+}
+
+/*
+ * The engine killed while a tnfctl_continue waits: INTERNAL with errno
+ * ECONNRESET, as libtnfctl(3) says, so that a tool can say the engine
+ * ended.  BUG (fixed): the wait's last step (taking a pending wake-up
+ * signal) left errno EAGAIN, and tnfctl-follow said "internal error".
+ */
+static void test_engine_killed_during_continue_econnreset(void **state)
+{
+	struct tl_proc *p;
+	struct cont_res c = {0};
+	pthread_t th;
+	pid_t engine;
+	int efd;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 1);
+	c.h = tl_pid_open(p->pid);
+	engine = tl_tracer_pid(p->pid);
+	assert_true(engine > 0);
+	th = tl_thread_start(cont_thread, &c);
+	/* the target resumed: the continue is in its wait */
+	tl_send(p, "ping");
+	tl_expect(p, "pong");
+	efd = tl_pidfd_open(engine);
+	assert_true(efd >= 0);
+	tl_pidfd_kill(efd, SIGKILL);
+	assert_int_equal(tl_pidfd_wait(efd, tl.timeout_ms), 0);
+	close(efd);
+	tl_thread_join(th);
+	tl_assert_err(c.err, TNFCTL_ERR_INTERNAL);
+	if (c.e != ECONNRESET)
+		fail_msg("errno after the engine's death: %s, expected ECONNRESET", strerror(c.e));
+	tl_untrack_handle(c.h);
+	tl_assert_err(tnfctl_close(c.h, TNFCTL_TARG_DEFAULT), TNFCTL_ERR_INTERNAL);
+	tl_assert_running(p->pid, "the attached target after the engine's death");
+}
+
 /*
  * The engine killed under an exec_open'd target: the target dies with it,
  * and the close (INTERNAL) still reaps it and drops the pidfd the library
@@ -1296,6 +1350,7 @@ int main(int argc, char **argv)
 		TL_TEST(test_helper_killed_next_open_works),
 		TL_TEST(test_engine_killed_with_a_stop_pending),
 		TL_TEST(test_engine_killed_exec_opened_reaped),
+		TL_TEST(test_engine_killed_during_continue_econnreset),
 		TL_TEST(test_exec_opened_resumed_holds_no_descriptor),
 		TL_TEST(test_controller_killed_at_random),
 		TL_TEST(test_engine_killed_at_random),

@@ -25,8 +25,8 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: tnfctl-engine [--linger=SECONDS]\n"
-		   "       tnfctl-engine --resident [--linger=SECONDS]\n"
+	fprintf(f, "usage: tnfctl-engine [--linger=SECONDS] [--name=NAME | --private]\n"
+		   "       tnfctl-engine --resident [--name=NAME]\n"
 		   "The helper program of libtnfctl(3).  The library starts it, with its first\n"
 		   "client's socket as descriptor 3; --resident starts one with no client, to\n"
 		   "stay.  It serves every client of its user and privilege set, and ends when\n"
@@ -103,8 +103,8 @@ static int check_client(void)
 	len = sizeof(type);
 	if (getsockopt(CLIENT_FD, SOL_SOCKET, SO_TYPE, &type, &len) || type != SOCK_SEQPACKET) {
 		fprintf(stderr,
-			"tnfctl-engine: descriptor %d is not a client socket "
-			"(tnfctl-engine is started by libtnfctl)\n",
+			"tnfctl-engine: descriptor %d is not a client socket (libtnfctl starts "
+			"the engine; --resident starts one by hand)\n",
 			CLIENT_FD);
 		return -1;
 	}
@@ -124,16 +124,14 @@ static int check_client(void)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"linger", required_argument, NULL, 'l'},
-		{"resident", no_argument, NULL, 'r'},
-		{"name", required_argument, NULL, 'n'},
-		{"private", no_argument, NULL, 'p'},
-		{NULL, 0, NULL, 0},
+		{"help", no_argument, NULL, 'h'},     {"linger", required_argument, NULL, 'l'},
+		{"resident", no_argument, NULL, 'r'}, {"name", required_argument, NULL, 'n'},
+		{"private", no_argument, NULL, 'p'},  {NULL, 0, NULL, 0},
 	};
 	struct tnf_rep hello = {.kind = TNF_REP_HELLO, .exit_status = TNF_PROTO_VERSION};
 	struct tnf_engine_opts o = {.linger_ms = LINGER_DEFAULT_MS};
 	const char *env = getenv("TNFCTL_ENGINE_LINGER");
+	bool linger_set = false;
 	pid_t pid;
 	int c;
 
@@ -145,6 +143,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case 'l':
+			linger_set = true;
 			o.linger_ms = parse_linger(optarg);
 			if (o.linger_ms < 0) {
 				fprintf(stderr,
@@ -177,6 +176,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* In the foreground, as a service manager runs it: no client to answer. */
+	if (o.resident && linger_set) {
+		fprintf(stderr,
+			"tnfctl-engine: --resident stays for good: --linger is not for it\n");
+		return 2;
+	}
 	if (o.resident)
 		return tnf_tracer_main(-1, &o);
 	if (check_client())

@@ -16,6 +16,7 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -273,11 +274,15 @@ static void conn_close(struct tnf_conn *c)
 	if (c->quit) {
 		tnf_suspended_keep(c);
 	} else {
-		/* No new BPF stop for them from here on; account for those already sent. */
-		tgt_drain_records();
 		tnf_suspended_resume_all(c);
 	}
-	tgt_conn_gone(c, !c->quit);
+	/*
+	 * No new BPF stop for its targets from here on; account for those
+	 * already sent.  A target still held at a QUIT (a client's bug) is a
+	 * controller death all the same.
+	 */
+	tgt_drain_records();
+	tgt_conn_gone(c);
 	conn_drop_out(c);
 	free(c);
 	if (listen_paused && lfd >= 0) {
@@ -383,6 +388,77 @@ static void on_listen(void)
 	}
 }
 
+static int oom_adj(void)
+{
+	char buf[32] = "";
+	int fd = open("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (read(fd, buf, sizeof(buf) - 1) < 0)
+		buf[0] = '\0';
+	close(fd);
+	return atoi(buf);
+}
+
+static int oom_adj_set(int v)
+{
+	char buf[32];
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC), n, ret;
+
+	if (fd < 0)
+		return -1;
+	n = snprintf(buf, sizeof(buf), "%d", v);
+	ret = write(fd, buf, n) == n ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
+/*
+ * What the first caller's process passed on that would hold back or kill
+ * every other caller (a CPU-time or memory limit, a niceness, an OOM
+ * score, preloaded code): undone where we may; where not, the engine
+ * stays private to that caller.  (Its cgroups are in its name.)
+ */
+static bool fit_to_share(void)
+{
+	static const int res[] = {RLIMIT_CPU, RLIMIT_AS, RLIMIT_DATA, RLIMIT_FSIZE,
+				  RLIMIT_SIGPENDING};
+	bool ok = true;
+	struct rlimit rl;
+	size_t i;
+	int prio;
+
+	for (i = 0; i < sizeof(res) / sizeof(res[0]); i++) {
+		if (getrlimit(res[i], &rl))
+			continue;
+		if (rl.rlim_cur != rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(res[i], &rl);
+		}
+		if (rl.rlim_max != RLIM_INFINITY && res[i] != RLIMIT_SIGPENDING) {
+			dbg("a hard limit (resource %d): private to its first client\n", res[i]);
+			ok = false;
+		}
+	}
+	errno = 0;
+	prio = getpriority(PRIO_PROCESS, 0);
+	if (!errno && prio > 0 && setpriority(PRIO_PROCESS, 0, 0)) {
+		dbg("nice %d: private to its first client\n", prio);
+		ok = false;
+	}
+	if (oom_adj() > 0 && oom_adj_set(0)) {
+		dbg("oom_score_adj > 0: private to its first client\n");
+		ok = false;
+	}
+	/* the first caller's preloaded code runs in here: not the others' to share */
+	if (getenv("LD_PRELOAD")) {
+		dbg("LD_PRELOAD: private to its first client\n");
+		ok = false;
+	}
+	return ok;
+}
+
 /*
  * The name clients find us by; a name someone else holds (a squatter, or
  * an engine started at the same instant) leaves us private to the client
@@ -393,7 +469,7 @@ static void listen_start(const struct tnf_engine_opts *o)
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	int len;
 
-	if (o->private_)
+	if (o->private_ || !fit_to_share())
 		return;
 	if (o->name) {
 		a.sun_path[0] = '\0';
@@ -409,6 +485,10 @@ static void listen_start(const struct tnf_engine_opts *o)
 		return;
 	if (bind(lfd, (struct sockaddr *)&a, offsetof(struct sockaddr_un, sun_path) + len) ||
 	    listen(lfd, SOMAXCONN)) {
+		if (o->resident)
+			fprintf(stderr, "tnfctl-engine: cannot listen on @%s: %s\n", a.sun_path + 1,
+				errno == EADDRINUSE ? "an engine (or another process) holds it"
+						    : strerror(errno));
 		dbg("%s: %s: private to its first client\n", a.sun_path + 1, strerror(errno));
 		close(lfd);
 		lfd = -1;
@@ -461,7 +541,9 @@ static void setup_process(int sock)
 	sigset_t set;
 	int sig;
 
-	setsid();
+	/* not the caller's session; resident: in the foreground, where it was started */
+	if (sock >= 0)
+		setsid();
 	/* A lingering engine must not hold its first caller's directory (an unmount). */
 	if (chdir("/"))
 		dbg("chdir /: %s\n", strerror(errno));
@@ -594,8 +676,7 @@ int tnf_tracer_main(int sock, const struct tnf_engine_opts *o)
 		rep.pid = getpid();
 		conn_send(c, &rep, tnf_rep_len(&rep));
 	} else if (lfd < 0) {
-		fprintf(stderr, "tnfctl-engine: --resident: cannot listen (name taken?)\n");
-		return 1;
+		return 1; /* resident: listen_start said why */
 	}
 	dbg("started, stop mode %s\n", use_kfunc ? "kfunc" : "ptrace");
 

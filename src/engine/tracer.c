@@ -51,6 +51,7 @@ static void suspended_add(pid_t pid, struct tnf_conn *owner)
 	suspended[nsuspended++].start = tnf_proc_starttime(pid);
 }
 
+/* @pid re-opened, or resumed: nobody's to resume any more. */
 static void suspended_forget(pid_t pid)
 {
 	size_t i;
@@ -58,6 +59,13 @@ static void suspended_forget(pid_t pid)
 	for (i = 0; i < nsuspended; i++)
 		if (suspended[i].pid == pid)
 			suspended[i--] = suspended[--nsuspended];
+}
+
+/* The entry suspended_add just made, undone (someone else's stop, kept as found). */
+static void suspended_undo_last(pid_t pid)
+{
+	if (nsuspended && suspended[nsuspended - 1].pid == pid)
+		nsuspended--;
 }
 
 void tnf_suspended_keep(struct tnf_conn *c)
@@ -342,7 +350,7 @@ static void fail_open(struct target *t, int err)
 		pid_t pid = t->tgid;
 
 		close_detach(t, SIGSTOP, false, err);
-		suspended_forget(pid);
+		suspended_undo_last(pid);
 	} else {
 		close_detach(t, 0, true, err);
 	}
@@ -788,6 +796,7 @@ static void finish_open(struct target *t)
 	tnf_events_track(t->tgid, 0, t->r_state_addr);
 	t->bpf_flags = 0;
 	t->phase = PH_IDLE;
+	suspended_forget(t->tgid); /* opened: this handle's now, not its suspender's */
 	srv_reply_err(t->peer, TNFCTL_ERR_NONE);
 }
 
@@ -1018,18 +1027,26 @@ void op_pid_open(struct tnf_peer from, pid_t pid, bool ours, unsigned int flags)
 	struct target *t;
 	int err = check_attachable(pid, noprobes);
 
-	suspended_forget(pid);
+	/*
+	 * Who suspended it (SUSPEND close) still answers for it until an open
+	 * succeeds: a failed open of another caller's must not leave it
+	 * stopped for good when that caller dies.
+	 */
 	if (err) {
 		/* Stopped by our SUSPEND alone (e.g. at an EXEC): a failed open resumes it. */
-		if (ours && err != TNFCTL_ERR_BUSY && err != TNFCTL_ERR_NOPROCESS)
+		if (ours && err != TNFCTL_ERR_BUSY && err != TNFCTL_ERR_NOPROCESS) {
 			kill(pid, SIGCONT);
+			suspended_forget(pid);
+		}
 		srv_reply_err(from, err);
 		return;
 	}
 	t = target_new(pid, from);
 	if (!t) {
-		if (ours)
+		if (ours) {
 			kill(pid, SIGCONT);
+			suspended_forget(pid);
+		}
 		srv_reply_err(from, TNFCTL_ERR_ALLOCFAIL);
 		return;
 	}
@@ -1333,22 +1350,19 @@ void tgt_abandon(struct target *t)
 }
 
 static struct tnf_conn *gone_conn;
-static bool gone_abandon;
 
 static void conn_gone_one(struct target *t)
 {
 	if (t->peer.conn != gone_conn)
 		return;
-	if (gone_abandon)
-		tgt_abandon(t);
+	tgt_abandon(t);
 	tgt_set_peer(t, (struct tnf_peer){0});
 	t->child_hid = 0;
 }
 
-void tgt_conn_gone(struct tnf_conn *c, bool abandon)
+void tgt_conn_gone(struct tnf_conn *c)
 {
 	gone_conn = c;
-	gone_abandon = abandon;
 	tgt_for_each(conn_gone_one);
 }
 

@@ -144,8 +144,8 @@ void tgt_evaluate_all(void);
 void tgt_drain_records(void);
 void tgt_reap_all(void);
 void tgt_free_destroyed(void);
-/* @c has closed: its targets released (@abandon: as a controller death), no reply to it again. */
-void tgt_conn_gone(struct tnf_conn *c, bool abandon);
+/* @c has closed: its targets released as at a controller death, no reply to it again. */
+void tgt_conn_gone(struct tnf_conn *c);
 /* Processes a connection left suspended by a SUSPEND close: resumed if it dies (NULL: all). */
 void tnf_suspended_resume_all(struct tnf_conn *c);
 void tnf_suspended_keep(struct tnf_conn *c); /* a deliberate end: they stay suspended */

@@ -833,10 +833,12 @@ tnfctl_errcode_t tnf_client_wait_intr(struct tnfctl_handle *h, const sigset_t *c
 	pthread_mutex_unlock(&agent_lock);
 	/* A wake-up sent as the wait ended is still pending: take it, not the next wait. */
 	if (wake_sig) {
+		e = errno; /* ECONNRESET: the engine is gone (slot_pop) */
 		sigemptyset(&only);
 		sigaddset(&only, wake_sig);
 		while (sigtimedwait(&only, NULL, &zero) >= 0)
 			;
+		errno = e;
 	}
 	return err;
 }

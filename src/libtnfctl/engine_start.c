@@ -133,7 +133,8 @@ static char **engine_env(void)
 static int engine_spawn(const char *path, const char *name, int sock, pid_t *pidp)
 {
 	char name_arg[TNF_ENGINE_NAME_MAX + 16];
-	char *const argv[] = {"tnfctl-engine", name_arg, NULL};
+	/* its path: a wrong $TNFCTL_ENGINE's own messages then name it, not us */
+	char *const argv[] = {(char *)path, name_arg, NULL};
 	posix_spawn_file_actions_t fa;
 	struct caps_saved caps;
 	posix_spawnattr_t at;
@@ -284,6 +285,8 @@ static bool debug_on(void)
 	return getenv("TNFCTL_DEBUG") != NULL;
 }
 
+#define RUNNING_TIMEOUT_S 5
+
 /*
  * The running engine of our user and privilege set, found by its name
  * (engine_name.c).  0: connected, *@sockp and *@pidp set; 1: none we may
@@ -297,14 +300,20 @@ static int engine_connect(const char *name, int len, int *sockp, pid_t *pidp)
 	struct tnf_rep rep;
 	long long deadline;
 	pid_t pid = 0;
-	int s, e, i;
+	int s, e, i, wait_s;
 	ssize_t n;
 
 	memcpy(a.sun_path, name, len);
-	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	/*
+	 * Not blocking: a full backlog (an engine swamped, or a squatter's
+	 * listen(0) with its own connection queued) is EAGAIN at once, and we
+	 * start our own rather than wait for ever.
+	 */
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s < 0)
 		return 1;
-	if (connect(s, (struct sockaddr *)&a, offsetof(struct sockaddr_un, sun_path) + len)) {
+	if (connect(s, (struct sockaddr *)&a, offsetof(struct sockaddr_un, sun_path) + len) ||
+	    fcntl(s, F_SETFL, fcntl(s, F_GETFL) & ~O_NONBLOCK)) {
 		close(s); /* ECONNREFUSED: nobody holds the name */
 		return 1;
 	}
@@ -318,11 +327,21 @@ static int engine_connect(const char *name, int len, int *sockp, pid_t *pidp)
 		close(s);
 		return 1;
 	}
+	/*
+	 * A running engine answers at once; one that does not (stopped, or
+	 * stuck) is left for one of our own, after RUNNING_TIMEOUT_S (or
+	 * $TNFCTL_ENGINE_TIMEOUT if shorter), and we say so.
+	 */
+	wait_s = engine_timeout_s() < RUNNING_TIMEOUT_S ? engine_timeout_s() : RUNNING_TIMEOUT_S;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	deadline = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000 + engine_timeout_s() * 1000LL;
+	deadline = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000 + wait_s * 1000LL;
 	for (i = 0; i < 2; i++) {
 		if (!poll_until(s, deadline)) {
-			close(s); /* stuck: not one to wait for again */
+			fprintf(stderr,
+				"libtnfctl: the running engine (pid %d) did not answer in %d s: "
+				"starting another\n",
+				(int)pid, wait_s);
+			close(s);
 			return 1;
 		}
 		n = tnf_recv(s, &rep, sizeof(rep), NULL);
@@ -345,6 +364,28 @@ static int engine_connect(const char *name, int len, int *sockp, pid_t *pidp)
 }
 
 /*
+ * A caller in a pid namespace below the initial one: its pids are not the
+ * ones the kernel's BPF programs see (NSpid has more than one), so no
+ * event would ever match its targets.  Refused, not hung.
+ */
+static bool in_child_pidns(void)
+{
+	char line[256];
+	bool nested = false;
+	FILE *f = fopen("/proc/self/status", "re");
+	int a, b;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "NSpid: %d %d", &a, &b) == 2) {
+			nested = true;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return nested;
+}
+
+/*
  * The engine, connected: the running one of our user and privilege set if
  * there is one, else a new one.  *@sock is our end, *@engine_pid the
  * engine proper (0 if not known).  On an error no engine of ours is left
@@ -359,7 +400,15 @@ tnfctl_errcode_t tnf_engine_start(int *sock, pid_t *engine_pid)
 	const char *what;
 	pid_t pid;
 
-	len = secure_getenv("TNFCTL_ENGINE_PRIVATE") ? -1 : tnf_engine_name(name, path);
+	if (in_child_pidns()) {
+		fprintf(stderr, "libtnfctl: a caller in a pid namespace other than the initial one "
+				"is not supported: its pids are not the kernel's\n");
+		errno = EOPNOTSUPP;
+		return TNFCTL_ERR_INTERNAL;
+	}
+	/* TNFCTL_DEBUG: the engine's trace is this caller's alone (and its stderr not held) */
+	len = secure_getenv("TNFCTL_ENGINE_PRIVATE") || debug_on() ? -1
+								   : tnf_engine_name(name, path);
 	for (i = 0; len > 0 && i < 3; i++) {
 		r = engine_connect(name, len, sock, engine_pid);
 		if (r >= 0)

@@ -16,7 +16,9 @@
  * CAP_SYS_PTRACE and CAP_CHECKPOINT_RESTORE (permitted and effective), the
  * documented minimum, and CAP_SYS_ADMIN where the kernel has no
  * uprobe_multi links (before 6.6, or TNFCTL_NO_UPROBE_MULTI): a perf
- * uprobe needs it (README, Requirements).
+ * uprobe needs it (README, Requirements).  "suspend" opens with
+ * TNFCTL_OPEN_NOPROBES, closes the first handle with TNFCTL_TARG_SUSPEND,
+ * keeps the others, writes "suspended" and waits to be killed.
  */
 #include <grp.h>
 #include <dlfcn.h>
@@ -39,6 +41,8 @@ static tnfctl_errcode_t (*f_pid_open)(pid_t, tnfctl_handle_t **);
 static tnfctl_errcode_t (*f_exec_open)(const char *, char *const *, char *const *, const char *,
 				       const char *, tnfctl_handle_t **);
 static tnfctl_errcode_t (*f_continue)(tnfctl_handle_t *, tnfctl_event_t *, tnfctl_handle_t **);
+static tnfctl_errcode_t (*f_pid_open_flags)(pid_t, unsigned int, tnfctl_handle_t **);
+static tnfctl_errcode_t (*f_close)(tnfctl_handle_t *, tnfctl_targ_op_t);
 static tnfctl_errcode_t (*f_attrs)(tnfctl_handle_t *, tnfctl_trace_attrs_t *);
 static const char *(*f_strerror)(tnfctl_errcode_t);
 static int report_fd;
@@ -139,7 +143,7 @@ static void *cont_loop(void *arg)
 int main(int argc, char **argv)
 {
 	tnfctl_handle_t *h[MAX_HANDLES];
-	int nh = 0, i, run;
+	int nh = 0, i, run, suspend;
 	void *lib;
 
 	if (argc < 4)
@@ -165,13 +169,18 @@ int main(int argc, char **argv)
 	*(void **)&f_continue = sym(lib, "tnfctl_continue");
 	*(void **)&f_attrs = sym(lib, "tnfctl_trace_attrs_get");
 	*(void **)&f_strerror = sym(lib, "tnfctl_strerror");
+	*(void **)&f_pid_open_flags = sym(lib, "tnfctl_pid_open_flags");
+	*(void **)&f_close = sym(lib, "tnfctl_close");
+	suspend = !strcmp(argv[3], "suspend");
 
 	for (i = 4; i < argc && nh < MAX_HANDLES;) {
 		tnfctl_trace_attrs_t attrs;
 		tnfctl_errcode_t err;
 
 		if (!strcmp(argv[i], "p") && i + 1 < argc) {
-			err = f_pid_open(atoi(argv[i + 1]), &h[nh]);
+			err = suspend ? f_pid_open_flags(atoi(argv[i + 1]), TNFCTL_OPEN_NOPROBES,
+							 &h[nh])
+				      : f_pid_open(atoi(argv[i + 1]), &h[nh]);
 			i += 2;
 		} else if (!strcmp(argv[i], "e") && i + 3 < argc) {
 			char *targv[] = {argv[i + 1], argv[i + 2], argv[i + 3], NULL};
@@ -211,6 +220,15 @@ int main(int argc, char **argv)
 				pause();
 		}
 		report("holder %d", (int)holder);
+	}
+	if (suspend) {
+		if (nh < 1 || f_close(h[0], TNFCTL_TARG_SUSPEND) != TNFCTL_ERR_NONE) {
+			report("error close");
+			return 1;
+		}
+		report("suspended");
+		for (;;)
+			pause();
 	}
 	report(run ? "running" : "stopped");
 	for (;;)
