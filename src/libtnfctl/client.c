@@ -757,6 +757,29 @@ tnfctl_errcode_t tnf_client_wait(struct tnfctl_handle *h, struct tnf_rep *rep)
  * handle stays usable (the caller's cleanup unlocks it).  A FORK's child,
  * bound to @child_hid, is let go: no handle will ever be returned for it.
  */
+/*
+ * The STOP of an interrupted wait: a send that fails for want of memory or
+ * buffers (ENOBUFS, ENOMEM) is tried again, else the wait would never end;
+ * @retry: here and now, every WAKE_POLL_MS; else the wait's loop tries again.
+ * True once sent, or once the connection is gone (its end ends the wait).
+ */
+static bool send_stop(struct tnfctl_handle *h, struct tnf_req *stop, bool retry)
+{
+	struct timespec ts = {0, WAKE_POLL_MS * 1000000L};
+	int e;
+
+	for (;;) {
+		if (client_send(h, stop) == TNFCTL_ERR_NONE)
+			return true;
+		e = errno;
+		if (e == EPIPE || e == ECONNRESET || agent_dead(h->agent))
+			return true;
+		if (!retry)
+			return false;
+		nanosleep(&ts, NULL);
+	}
+}
+
 struct wait_intr {
 	struct tnfctl_handle *h;
 	uint32_t child_hid;
@@ -773,7 +796,7 @@ static void wait_intr_cancelled(void *arg)
 	pthread_mutex_lock(&agent_lock);
 	s->sleeping = false;
 	pthread_mutex_unlock(&agent_lock);
-	client_send(wi->h, &stop);
+	send_stop(wi->h, &stop, true);
 	if (tnf_client_wait(wi->h, &rep) == TNFCTL_ERR_NONE && wi->child_hid &&
 	    rep.event == TNFCTL_EVENT_FORK && (rep.flags & TNF_REPF_CHILD_BOUND))
 		tnf_client_drop_hid(wi->h, wi->child_hid);
@@ -795,7 +818,7 @@ tnfctl_errcode_t tnf_client_wait_intr(struct tnfctl_handle *h, const sigset_t *c
 	struct tnf_req stop = {.op = TNF_OP_STOP};
 	struct wait_intr wi = {.h = h, .child_hid = child_hid};
 	struct tnf_slot *s = &h->slot;
-	bool by_sig;
+	bool by_sig, stop_due = false;
 	sigset_t mask, only;
 	tnfctl_errcode_t err;
 	int r, e;
@@ -820,11 +843,12 @@ tnfctl_errcode_t tnf_client_wait_intr(struct tnfctl_handle *h, const sigset_t *c
 		pthread_mutex_lock(&agent_lock);
 		s->sleeping = false;
 		/* nothing queued: not our wake-up, a signal of the caller's */
-		if (r < 0 && e == EINTR && !wi.stop_sent && !s->q && !agent_dead(h->agent)) {
-			wi.stop_sent = true;
+		if (r < 0 && e == EINTR && !s->q && !agent_dead(h->agent))
+			stop_due = true;
+		if (stop_due && !wi.stop_sent && !s->q && !agent_dead(h->agent)) {
 			pthread_mutex_unlock(&agent_lock);
-			/* a failure: the connection's end ends the wait */
-			client_send(h, &stop);
+			/* not sent (no buffer): again at the next look */
+			wi.stop_sent = send_stop(h, &stop, false);
 			pthread_mutex_lock(&agent_lock);
 		}
 	}
