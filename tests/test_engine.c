@@ -19,24 +19,36 @@ struct ctl {
 	struct tl_proc rep; /* only reply_r is used, to read its lines */
 };
 
-/* tl_ctl holding @t open (@mode "stop": stopped; "run": in tnfctl_continue), linger @linger. */
-static void ctl_start_mode(struct ctl *c, struct tl_proc *t, const char *linger, const char *mode)
+/*
+ * tl_ctl @mode on the targets @t (NULL-ended; "stop": held stopped, "run":
+ * in tnfctl_continue, "suspend": the first SUSPENDed), with
+ * TNFCTL_ENGINE_LINGER=@linger (NULL: as inherited); its "opened" lines and
+ * then @want awaited.
+ */
+static void ctl_run(struct ctl *c, const char *mode, const char *linger, const char *want,
+		    struct tl_proc *const *t)
 {
-	char rfd[16], tpid[16];
-	char *argv[] = {tl.ctl, tl.libctl, rfd, (char *)mode, "p", tpid, NULL};
+	char rfd[16], pids[4][16];
+	char *argv[16] = {tl.ctl, tl.libctl, rfd, (char *)mode};
 	const char *old = getenv("TNFCTL_ENGINE_LINGER");
 	char *saved = old ? strdup(old) : NULL;
-	int rep[2], keep[2];
+	int rep[2], keep[2], n = 4, i;
 	char **env;
 
 	memset(c, 0, sizeof(*c));
 	if (pipe2(rep, O_CLOEXEC))
 		abort();
 	snprintf(rfd, sizeof(rfd), "%d", rep[1]);
-	snprintf(tpid, sizeof(tpid), "%d", t->pid);
+	for (i = 0; t[i] && i < 4; i++) {
+		snprintf(pids[i], sizeof(pids[i]), "%d", t[i]->pid);
+		argv[n++] = "p";
+		argv[n++] = pids[i];
+	}
+	argv[n] = NULL;
 	keep[0] = rep[1];
 	keep[1] = -1;
-	setenv("TNFCTL_ENGINE_LINGER", linger, 1);
+	if (linger)
+		setenv("TNFCTL_ENGINE_LINGER", linger, 1);
 	env = tl_env_build(NULL);
 	c->pid = tl_spawn(argv, env, -1, keep);
 	free(env);
@@ -48,8 +60,17 @@ static void ctl_start_mode(struct ctl *c, struct tl_proc *t, const char *linger,
 	close(rep[1]);
 	c->rep.reply_r = rep[0];
 	c->rep.pid = c->pid;
-	assert_int_equal(atoi(tl_expect(&c->rep, "opened ") + 7), t->pid);
-	tl_expect(&c->rep, !strcmp(mode, "run") ? "running" : "stopped");
+	for (i = 0; t[i] && i < 4; i++)
+		assert_int_equal(atoi(tl_expect(&c->rep, "opened ") + 7), t[i]->pid);
+	tl_expect(&c->rep, want);
+}
+
+/* tl_ctl holding @t open (@mode "stop": stopped; "run": in tnfctl_continue), linger @linger. */
+static void ctl_start_mode(struct ctl *c, struct tl_proc *t, const char *linger, const char *mode)
+{
+	struct tl_proc *const ts[] = {t, NULL};
+
+	ctl_run(c, mode, linger, !strcmp(mode, "run") ? "running" : "stopped", ts);
 }
 
 static void ctl_start(struct ctl *c, struct tl_proc *t, const char *linger)
@@ -172,7 +193,7 @@ static void test_callers_share_one_engine(void **state)
 	struct tl_proc *a, *b;
 	struct ctl ca, cb;
 	pid_t engine;
-	int found;
+	int pidfd;
 
 	(void)state;
 	tl_require_root();
@@ -189,10 +210,13 @@ static void test_callers_share_one_engine(void **state)
 	assert_int_equal(engine_of(b->pid), engine);
 	tl_assert_all_stopped(b->pid, "b, whose caller lives");
 
+	pidfd = tl_pidfd_open(engine);
+	assert_true(pidfd >= 0);
 	ctl_kill(&cb);
 	expect_released(b, "b, after its caller died");
-	if (tl_wait_tracers_gone(tl.timeout_ms, &found))
+	if (tl_pidfd_wait(pidfd, tl.timeout_ms))
 		fail_msg("tnfctl-engine %d did not end after its last caller", engine);
+	close(pidfd);
 }
 
 /*
@@ -517,34 +541,6 @@ static void test_client_flooding_is_cut_off(void **state)
 	tl_close(h, TNFCTL_TARG_DEFAULT);
 }
 
-/* A child (a fork of this test) run by tl_ctl @mode on @t and @u; "suspend" closes @t so. */
-static void ctl_start2(struct ctl *c, struct tl_proc *t, struct tl_proc *u, const char *mode,
-		       const char *want)
-{
-	char rfd[16], tpid[16], upid[16];
-	char *argv[] = {tl.ctl, tl.libctl, rfd, (char *)mode, "p", tpid, "p", upid, NULL};
-	int rep[2], keep[2];
-	char **env;
-
-	memset(c, 0, sizeof(*c));
-	if (pipe2(rep, O_CLOEXEC))
-		abort();
-	snprintf(rfd, sizeof(rfd), "%d", rep[1]);
-	snprintf(tpid, sizeof(tpid), "%d", t->pid);
-	snprintf(upid, sizeof(upid), "%d", u->pid);
-	keep[0] = rep[1];
-	keep[1] = -1;
-	env = tl_env_build(NULL);
-	c->pid = tl_spawn(argv, env, -1, keep);
-	free(env);
-	close(rep[1]);
-	c->rep.reply_r = rep[0];
-	c->rep.pid = c->pid;
-	assert_int_equal(atoi(tl_expect(&c->rep, "opened ") + 7), t->pid);
-	assert_int_equal(atoi(tl_expect(&c->rep, "opened ") + 7), u->pid);
-	tl_expect(&c->rep, want);
-}
-
 /*
  * Caller X suspends P (SUSPEND close) and lives on; caller Y's open of P
  * fails; X is killed: P is resumed, as it would be had Y never tried.
@@ -561,7 +557,7 @@ static void test_failed_open_keeps_suspender_answerable(void **state)
 	tl_require_root();
 	p = tl_start_target(tl.target, 0); /* no libtnfprobe: a plain open fails */
 	q = tl_start_target(tl.target, 0);
-	ctl_start2(&cx, p, q, "suspend", "suspended");
+	ctl_run(&cx, "suspend", NULL, "suspended", (struct tl_proc *const[]){p, q, NULL});
 	tl_assert_job_stopped(p->pid, "P, suspended by X");
 	tl_assert_err(tnfctl_pid_open(p->pid, &h), TNFCTL_ERR_NOLIBTNFPROBE);
 	tl_assert_job_stopped(p->pid, "P, after Y's failed open");
