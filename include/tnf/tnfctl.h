@@ -21,23 +21,30 @@
  *    and 6.18) every open fails with TNFCTL_ERR_KERNEL,
  *    as does every open when TNFCTL_STOP_MODE=kfunc forces a stop mode the
  *    kernel lacks (the bpf_send_signal_task kfunc, 6.13).
- *  - On the first open the library starts the engine, tnfctl-engine(8), by
- *    exec (never a fork of the caller without exec, so a multi-threaded
- *    caller is safe): a helper program that owns the BPF object and all
- *    ptrace state, with no more capabilities than the caller's effective
- *    set.  It is found at a path fixed at build time
+ *  - On the first open the library connects to the engine,
+ *    tnfctl-engine(8): a helper program that owns the BPF object and all
+ *    ptrace state.  One engine serves every caller process of a user,
+ *    privilege set (effective capabilities), pid namespace and cgroup: the
+ *    one already running, found by the name of its abstract unix socket
+ *    with both sides' credentials checked (SO_PEERCRED), else a new one,
+ *    started by exec (never a fork of the caller without exec, so a
+ *    multi-threaded caller is safe), with no more capabilities than the
+ *    caller's effective set.  It is found at a path fixed at build time
  *    ($libexecdir/tnfctl/tnfctl-engine), or at $TNFCTL_ENGINE (ignored in
- *    a set-id program).  It ends when the last handle is closed.  If the
- *    controller dies, the engine resumes every attached target and kills
- *    every exec_open'd target not yet released, so no process is ever left
- *    stopped.  An engine that cannot be started fails the open with
+ *    a set-id program).  It ends once it has had no caller for
+ *    $TNFCTL_ENGINE_LINGER seconds (5 by default).  If a controller dies,
+ *    the engine resumes every target it attached to and kills every
+ *    exec_open'd target of it not yet released, so no process is ever left
+ *    stopped; other controllers' targets are not touched.  An engine that cannot be started fails the open with
  *    TNFCTL_ERR_INTERNAL (errno says why: ENOENT, EACCES, ...; the library
  *    writes one line naming the path and the reason to stderr), or
  *    TNFCTL_ERR_ALLOCFAIL when out of memory or processes.  If the engine
  *    dies (killed), the library resumes every handle's target (SIGCONT),
  *    unless it was exec_open'd and not released (those die with the
  *    engine), then fails every call on those handles with
- *    TNFCTL_ERR_INTERNAL.
+ *    TNFCTL_ERR_INTERNAL and errno ECONNRESET.  A caller in a pid namespace
+ *    other than the initial one is refused (TNFCTL_ERR_INTERNAL, errno
+ *    EOPNOTSUPP).
  *  - Handles are ids on one connection per process to the engine: a handle
  *    of tnfctl_pid_open() or of a FORK holds no descriptor (one of
  *    tnfctl_exec_open() holds a pidfd of its child, to reap it, until the
