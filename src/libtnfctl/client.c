@@ -783,7 +783,9 @@ static bool send_stop(struct tnfctl_handle *h, struct tnf_req *stop, bool retry)
 struct wait_intr {
 	struct tnfctl_handle *h;
 	uint32_t child_hid;
-	bool stop_sent; /* in memory: the cancellation unwinds with a longjmp */
+	/* in memory: the cancellation unwinds with a longjmp */
+	bool stop_due; /* a signal of the caller's interrupted the wait */
+	bool stop_sent;
 };
 
 static void wait_intr_cancelled(void *arg)
@@ -818,7 +820,7 @@ tnfctl_errcode_t tnf_client_wait_intr(struct tnfctl_handle *h, const sigset_t *c
 	struct tnf_req stop = {.op = TNF_OP_STOP};
 	struct wait_intr wi = {.h = h, .child_hid = child_hid};
 	struct tnf_slot *s = &h->slot;
-	bool by_sig, stop_due = false;
+	bool by_sig;
 	sigset_t mask, only;
 	tnfctl_errcode_t err;
 	int r, e;
@@ -844,8 +846,8 @@ tnfctl_errcode_t tnf_client_wait_intr(struct tnfctl_handle *h, const sigset_t *c
 		s->sleeping = false;
 		/* nothing queued: not our wake-up, a signal of the caller's */
 		if (r < 0 && e == EINTR && !s->q && !agent_dead(h->agent))
-			stop_due = true;
-		if (stop_due && !wi.stop_sent && !s->q && !agent_dead(h->agent)) {
+			wi.stop_due = true;
+		if (wi.stop_due && !wi.stop_sent && !s->q && !agent_dead(h->agent)) {
 			pthread_mutex_unlock(&agent_lock);
 			/* not sent (no buffer): again at the next look */
 			wi.stop_sent = send_stop(h, &stop, false);
