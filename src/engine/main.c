@@ -49,25 +49,6 @@ static long long parse_linger(const char *s)
 	return (long long)(v * 1000);
 }
 
-/* The effective capabilities of process @pid (/proc/PID/status), or -1. */
-static int caps_of(pid_t pid, unsigned long long *eff)
-{
-	char path[64], line[256];
-	FILE *f;
-	int ret = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", eff) == 1) {
-			ret = 0;
-			break;
-		}
-	if (f)
-		fclose(f);
-	return ret;
-}
-
 /*
  * The caller never gains a privilege through the engine: the exec gave a
  * root engine every capability of the bounding set, a root caller may have
@@ -77,10 +58,10 @@ static int limit_caps(pid_t client)
 {
 	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct d[2];
-	unsigned long long eff;
+	uint64_t eff;
 	int i;
 
-	if (caps_of(client, &eff) || syscall(SYS_capget, &h, d))
+	if (tnf_proc_caps_eff(client, &eff) || syscall(SYS_capget, &h, d))
 		return -1;
 	for (i = 0; i < 2; i++) {
 		uint32_t keep = (uint32_t)(eff >> (32 * i));

@@ -258,8 +258,8 @@ static struct tnf_conn *conn_add(int fd)
 
 /*
  * The end of a connection: its targets are released as at a controller
- * death (section 3: exec_open'd ones killed, others resumed), unless the
- * client ended it with QUIT, and then only what it left suspended stays so.
+ * death (section 3: exec_open'd ones killed, others resumed); what it left
+ * suspended is resumed too, unless it ended with QUIT (a deliberate end).
  */
 static void conn_close(struct tnf_conn *c)
 {

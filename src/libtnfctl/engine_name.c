@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "proto.h"
+#include "target.h"
 
 static int own_caps(uint64_t *eff)
 {
@@ -32,27 +33,6 @@ static int own_caps(uint64_t *eff)
 		return -1;
 	*eff = d[0].effective | (uint64_t)d[1].effective << 32;
 	return 0;
-}
-
-/* The effective capabilities of process @pid (/proc/PID/status). */
-static int caps_of(pid_t pid, uint64_t *eff)
-{
-	char path[64], line[256];
-	unsigned long long v;
-	int ret = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &v) == 1) {
-			*eff = v;
-			ret = 0;
-			break;
-		}
-	if (f)
-		fclose(f);
-	return ret;
 }
 
 /* TNFCTL_STOP_MODE as the engine reads it: one engine per mode. */
@@ -162,7 +142,7 @@ int tnf_peer_check(int sock, pid_t *pid)
 	/* pid 0: a process of another pid namespace, not visible in ours */
 	if (cr.uid != geteuid() || cr.pid <= 0)
 		return -EPERM;
-	if (own_caps(&mine) || caps_of(cr.pid, &its) || mine != its)
+	if (own_caps(&mine) || tnf_proc_caps_eff(cr.pid, &its) || mine != its)
 		return -EPERM;
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)cr.pid);
 	if (stat("/proc/self/ns/pid", &mine_ns) || stat(path, &its_ns) ||

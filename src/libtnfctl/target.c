@@ -55,6 +55,27 @@ int tnf_proc_tracer(pid_t pid)
 	return status_field(pid, "TracerPid");
 }
 
+/* The effective capabilities of process @pid (CapEff, hex): 0, or -1. */
+int tnf_proc_caps_eff(pid_t pid, uint64_t *eff)
+{
+	char path[64], line[256];
+	unsigned long long v;
+	int ret = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &v) == 1) {
+			*eff = v;
+			ret = 0;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return ret;
+}
+
 /* Does @tracer trace a thread of process @tgid (its leader may be a zombie we never held)? */
 bool tnf_proc_traced_by(pid_t tgid, pid_t tracer)
 {

@@ -21,6 +21,7 @@ struct tnf_maps_info {
 };
 int tnf_proc_tgid(pid_t tid);
 int tnf_proc_tracer(pid_t pid);
+int tnf_proc_caps_eff(pid_t pid, uint64_t *eff);
 bool tnf_proc_traced_by(pid_t tgid, pid_t tracer);
 bool tnf_proc_sig_queued(pid_t pid, int sig);
 bool tnf_proc_sigstop_pending(pid_t pid);
