@@ -104,7 +104,7 @@ $(B)/watch.bpf.o: bpf/watch.bpf.c bpf/watch_events.h vmlinux/$(ARCH)/vmlinux.h
 $(B)/watch.skel.h: $(B)/watch.bpf.o
 	$(BPFTOOL) gen skeleton $< name tnfctl_watch_bpf > $@.tmp && mv $@.tmp $@
 
-$(B)/src/libtnfctl/watch.o $(B)/src/libtnfctl/watch_tree.o: $(B)/watch.skel.h
+$(B)/src/engine/watches.o $(B)/src/engine/watch_tree.o: $(B)/watch.skel.h
 
 # Kernel mode (kernel.c, ktrace.c): the generic tracepoint program.
 $(B)/ktrace.bpf.o: bpf/ktrace.bpf.c bpf/ktrace_events.h vmlinux/$(ARCH)/vmlinux.h

@@ -1,18 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Kernel side of passive tree watching (tnfctl_watch_*, src/libtnfctl/watch.c).
+ * Kernel side of passive tree watching (tnfctl_watch_*): one object per
+ * engine (src/engine/watches.c), shared by every watch it serves.
  *
- * One object per watch.  The `tracked` map holds the tgids of the tree: the
- * root and its descendants found at open (added by add_proc, which checks
- * parenthood in the kernel), and every fork child of a tracked process,
- * added here before the child can run.  A process leaves the map when its
- * last thread exits.  Nothing is ever stopped.
+ * A watch is a slot (0..TNF_WATCH_SLOTS-1).  The `tracked` map holds, per
+ * tgid, the mask of the slots whose tree holds the process: the roots and
+ * the descendants found at open (added by add_proc, which checks parenthood
+ * in the kernel), and every fork child of a tracked process, which inherits
+ * its parent's mask here, before it can run.  A process in nested or
+ * overlapping trees is in each of them, and each of their watches gets its
+ * records.  A process leaves a slot when its last thread exits (or, for a
+ * caller without CAP_SYS_PTRACE, when it execs a setuid image); an untracked
+ * process costs one lookup, however many watches are open.
  *
- * Records are submitted without a wake-up; user space is woken only when
- * the unread part of the ring crosses wake_bytes, or by the first record
- * after a quiet period of delay_ns.  Records written inside that period are
- * picked up by the consumer's own timer at last_wake_ns + delay_ns, so no
- * record waits longer than delay_ns for a waiting consumer.
+ * Each slot's records go to its own ring buffer, the inner map at that
+ * index of `rings`, whose descriptor its client holds: no watch reads
+ * another's records.  They are submitted without a wake-up; user space is
+ * woken only when the unread part of the ring crosses the slot's
+ * wake_bytes, or by the first record after a quiet period of delay_ns.
+ * Records written inside that period are picked up by the consumer's own
+ * timer at last_wake_ns + delay_ns.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -26,15 +33,13 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* Set by watch.c before load. */
-const volatile bool want_dl = false;		   /* report dlopen/dlclose */
-const volatile bool untrack_secure = false;	   /* drop a process that execs setuid/setgid */
-const volatile __u64 delay_ns = 10000000;	   /* longest a record waits for a wake-up */
-const volatile __u64 wake_bytes = 1 << 18;	   /* wake when this much is unread */
-const volatile __u32 argv_max = TNF_EXEC_ARGV_MAX; /* argv bytes per record (<= ring / 8) */
+/* Written by the engine (watches.c). */
+__u64 active;  /* slots open */
+__u64 dl_mask; /* slots that report dlopen/dlclose */
+struct tnf_wslot_cfg wcfg[TNF_WATCH_SLOTS];
 
-__u64 seq;
-__u64 last_wake_ns; /* read by the consumer to arm its timer */
+/* Read by each slot's client (mapped read-only). */
+struct tnf_wslot wslots[TNF_WATCH_SLOTS] SEC(".data.wslots");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -50,17 +55,23 @@ struct {
 	__type(value, struct tnf_watch_dl);
 } dl_args SEC(".maps");
 
+/* One ring buffer per slot, created by the engine at the watch's open. */
+struct ring_tmpl {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, TNF_WATCH_SLOTS);
+	__type(key, u32);
+	__array(values, struct ring_tmpl);
+} rings SEC(".maps");
+
+/* The engine's: processes of DL watches that exec'd (a libc to probe). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20); /* resized by watch.c before load */
-} events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, TNF_WLOST_NR);
-	__type(key, u32);
-	__type(value, u64);
-} lost SEC(".maps");
+	__uint(max_entries, 1 << 16);
+} notices SEC(".maps");
 
 /* Scratch for a dl_args value (too big for the stack). */
 struct {
@@ -70,9 +81,17 @@ struct {
 	__type(value, struct tnf_watch_dl);
 } scratch SEC(".maps");
 
+/* Scratch for a DLOPEN/DLCLOSE record, sent to each slot. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct tnf_wrec_str);
+} str_scratch SEC(".maps");
+
 /*
  * Scratch for an exec record (variable size, sent with bpf_ringbuf_output):
- * one per CPU (too big for a per-CPU value), max_entries set by watch.c.
+ * one per CPU (too big for a per-CPU value), max_entries set by the engine.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -81,57 +100,177 @@ struct {
 	__type(value, struct tnf_wexec_buf);
 } exec_scratch SEC(".maps");
 
-static __always_inline void count_lost(u32 idx)
+/* The slots @tgid is in (0: none). */
+static __always_inline u64 slots_of(u32 tgid)
 {
-	u64 *n = bpf_map_lookup_elem(&lost, &idx);
+	struct tnf_watch_proc *p = bpf_map_lookup_elem(&tracked, &tgid);
 
-	if (n)
-		*n += 1;
+	return p ? p->mask & active : 0;
 }
 
-static __always_inline bool is_tracked(u32 tgid)
+static __always_inline bool in_slot(u32 tgid, u32 s)
 {
-	return bpf_map_lookup_elem(&tracked, &tgid) != NULL;
+	return (slots_of(tgid) >> (s & (TNF_WATCH_SLOTS - 1))) & 1;
+}
+
+/* Whether a record of @size bytes into @ring should wake the slot's consumer. */
+static __always_inline u64 wake_flag(u32 s, void *ring, u64 size, u64 now)
+{
+	u64 before = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
+	struct tnf_wslot_cfg *c = &wcfg[s & (TNF_WATCH_SLOTS - 1)];
+	struct tnf_wslot *w = &wslots[s & (TNF_WATCH_SLOTS - 1)];
+
+	if ((before < c->wake_bytes && before + size + 8 >= c->wake_bytes) ||
+	    (before == 0 && now - w->last_wake_ns >= c->delay_ns)) {
+		w->last_wake_ns = now;
+		return BPF_RB_FORCE_WAKEUP;
+	}
+	return BPF_RB_NO_WAKEUP;
 }
 
 /*
- * Reserve @size bytes (a constant once inlined) and fill the header.  The
- * unread size before the reserve is left in *@before for rec_submit.
+ * The per-slot loops are bpf_loop callbacks (5.17): verified once, where an
+ * unrolled loop over every slot made the verifier walk each one.
  */
-static __always_inline struct tnf_wrec *rec_reserve(u64 size, u32 kind, u32 tgid, u32 tid,
-						    u32 ptgid, u64 *before)
-{
-	u64 s = __sync_fetch_and_add(&seq, 1);
-	struct tnf_wrec *r;
+enum emit_src {
+	SRC_CTX,  /* the record in the context (FORK, EXIT) */
+	SRC_STR,  /* str_scratch (DLOPEN, DLCLOSE) */
+	SRC_EXEC, /* exec_scratch (EXEC, EXEC_FAILED) */
+};
 
-	*before = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
-	r = bpf_ringbuf_reserve(&events, size, 0);
-	if (!r) {
-		count_lost(TNF_WLOST_RECORDS);
-		return NULL;
+struct emit_ctx {
+	u64 mask;
+	u32 src;  /* enum emit_src */
+	u32 off;  /* SRC_EXEC: where argv starts in data[] */
+	u32 alen; /* SRC_EXEC: argv bytes captured */
+	u32 flags;
+	struct tnf_wrec r; /* SRC_CTX */
+};
+
+/* The record to slot @s, with that slot's sequence number, if @s is in the mask. */
+static long emit_one(u64 i, struct emit_ctx *c)
+{
+	u32 s = i & (TNF_WATCH_SLOTS - 1), key = s, zero = 0, cpu, n;
+	struct tnf_wexec_buf *b;
+	struct tnf_wrec_str *str;
+	void *ring;
+	u64 size, seq;
+
+	if (!((c->mask >> s) & 1))
+		return 0;
+	/* The key apart from s: s stays in a register, with its bound. */
+	ring = bpf_map_lookup_elem(&rings, &key);
+	if (!ring)
+		return 0;
+	seq = __sync_fetch_and_add(&wslots[s].seq, 1);
+	if (c->src == SRC_CTX) {
+		c->r.seq = seq;
+		if (bpf_ringbuf_output(ring, &c->r, sizeof(c->r),
+				       wake_flag(s, ring, sizeof(c->r), c->r.time_ns)))
+			__sync_fetch_and_add(&wslots[s].lost[TNF_WLOST_RECORDS], 1);
+		return 0;
 	}
-	r->seq = s;
-	r->time_ns = bpf_ktime_get_ns();
-	r->kind = kind;
-	r->tgid = tgid;
-	r->tid = tid;
-	r->ptgid = ptgid;
-	r->child = 0;
-	r->exit_code = 0;
-	return r;
+	if (c->src == SRC_STR) {
+		str = bpf_map_lookup_elem(&str_scratch, &zero);
+		if (!str)
+			return 1;
+		str->h.seq = seq;
+		if (bpf_ringbuf_output(ring, str, sizeof(*str),
+				       wake_flag(s, ring, sizeof(*str), str->h.time_ns)))
+			__sync_fetch_and_add(&wslots[s].lost[TNF_WLOST_RECORDS], 1);
+		return 0;
+	}
+	cpu = bpf_get_smp_processor_id();
+	b = bpf_map_lookup_elem(&exec_scratch, &cpu);
+	if (!b)
+		return 1;
+	/* Each slot's argv bound (its ring's eighth). */
+	n = c->alen;
+	b->r.flags = c->flags;
+	if (n > wcfg[s].argv_max) {
+		n = wcfg[s].argv_max;
+		b->r.flags |= TNF_WX_ARGV_TRUNC;
+	}
+	b->r.argv_len = n;
+	b->r.h.seq = seq;
+	size = sizeof(b->r) + (c->off & TNF_EXEC_ARGV_OFF_MASK) + (n & (2 * TNF_EXEC_ARGV_MAX - 1));
+	if (size > sizeof(*b))
+		size = sizeof(*b);
+	if (bpf_ringbuf_output(ring, b, size, wake_flag(s, ring, size, b->r.h.time_ns)))
+		__sync_fetch_and_add(&wslots[s].lost[TNF_WLOST_RECORDS], 1);
+	return 0;
 }
 
-/* Batched wake-ups: see the comment at the top. */
-static __always_inline void rec_submit(void *r, u64 size, u64 before, u64 now)
+static __always_inline void emit(struct emit_ctx *c)
 {
-	u64 flags = BPF_RB_NO_WAKEUP;
+	bpf_loop(TNF_WATCH_SLOTS, emit_one, c, 0);
+}
 
-	if ((before < wake_bytes && before + size + 8 >= wake_bytes) ||
-	    (before == 0 && now - last_wake_ns >= delay_ns)) {
-		last_wake_ns = now;
-		flags = BPF_RB_FORCE_WAKEUP;
+struct slots_ctx {
+	u64 mask;
+	u32 tgid;
+	u32 what; /* enum slots_op */
+};
+
+enum slots_op {
+	OP_JOIN,	   /* a process joins: nlive + 1 */
+	OP_LEAVE,	   /* a process leaves: nlive - 1, the last wakes the consumer */
+	OP_LOST,	   /* a record could not be written */
+	OP_LOST_UNTRACKED, /* a fork child could not be tracked */
+};
+
+static long slot_op(u64 i, struct slots_ctx *c)
+{
+	u32 s = i & (TNF_WATCH_SLOTS - 1), key = s;
+	struct tnf_wrec wake = {};
+	void *ring;
+
+	if (!((c->mask >> s) & 1))
+		return 0;
+	switch (c->what) {
+	case OP_JOIN:
+		__sync_fetch_and_add(&wslots[s].nlive, 1);
+		return 0;
+	case OP_LOST:
+		__sync_fetch_and_add(&wslots[s].lost[TNF_WLOST_RECORDS], 1);
+		return 0;
+	case OP_LOST_UNTRACKED:
+		__sync_fetch_and_add(&wslots[s].lost[TNF_WLOST_UNTRACKED], 1);
+		return 0;
 	}
-	bpf_ringbuf_submit(r, flags);
+	if (__sync_sub_and_fetch(&wslots[s].nlive, 1) != 0)
+		return 0;
+	/* The tree's last process: its consumer sees the end at once. */
+	ring = bpf_map_lookup_elem(&rings, &key);
+	if (!ring)
+		return 0;
+	wake.kind = TNF_WREC_WAKE;
+	wake.tgid = c->tgid;
+	wake.time_ns = wslots[s].last_wake_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_output(ring, &wake, sizeof(wake), BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
+static __always_inline void for_slots(u64 mask, u32 tgid, u32 what)
+{
+	struct slots_ctx c = {.mask = mask, .tgid = tgid, .what = what};
+
+	bpf_loop(TNF_WATCH_SLOTS, slot_op, &c, 0);
+}
+
+/*
+ * @tgid leaves the slots in @mask (@gone: it has exited, and leaves the map
+ * whatever slots it was in); out of the map once it is in no open slot.
+ */
+static __always_inline void leave(u32 tgid, u64 mask, bool gone)
+{
+	struct tnf_watch_proc *p = bpf_map_lookup_elem(&tracked, &tgid);
+
+	if (!p)
+		return;
+	if (gone || !(__sync_and_and_fetch(&p->mask, ~mask) & active))
+		bpf_map_delete_elem(&tracked, &tgid);
+	for_slots(mask, tgid, OP_LEAVE);
 }
 
 static __always_inline u32 parent_tgid(struct task_struct *t)
@@ -143,21 +282,26 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	u32 ptgid = parent->tgid, ctgid = child->tgid;
-	struct tnf_watch_proc cst = {};
-	struct tnf_wrec *r;
-	u64 before;
+	struct emit_ctx c = {.src = SRC_CTX};
+	struct tnf_watch_proc cst;
+	u64 mask;
 
-	if (ptgid == ctgid || !is_tracked(ptgid))
+	if (ptgid == ctgid || !(mask = slots_of(ptgid)))
 		return 0; /* a new thread, or not ours */
 	/* Before the child can run: it cannot do anything unseen. */
+	cst.mask = mask;
 	if (bpf_map_update_elem(&tracked, &ctgid, &cst, BPF_ANY))
-		count_lost(TNF_WLOST_UNTRACKED);
-	r = rec_reserve(sizeof(*r), TNF_WREC_FORK, ptgid, parent->pid, parent_tgid(parent),
-			&before);
-	if (!r)
-		return 0;
-	r->child = ctgid;
-	rec_submit(r, sizeof(*r), before, r->time_ns);
+		for_slots(mask, ctgid, OP_LOST_UNTRACKED);
+	else
+		for_slots(mask, ctgid, OP_JOIN);
+	c.mask = mask;
+	c.r.time_ns = bpf_ktime_get_ns();
+	c.r.kind = TNF_WREC_FORK;
+	c.r.tgid = ptgid;
+	c.r.tid = parent->pid;
+	c.r.ptgid = parent_tgid(parent);
+	c.r.child = ctgid;
+	emit(&c);
 	return 0;
 }
 
@@ -231,23 +375,18 @@ static __always_inline u32 read_cwd(struct task_struct *t, u32 base, u32 *flags)
 	return c.off;
 }
 
-/* Send @b (header filled but seq, time and wake-up) of @size bytes. */
-static __always_inline void exec_output(struct tnf_wexec_buf *b, u64 size)
+/*
+ * Send @b (header filled but seq and time; @off: where its argv starts) to
+ * every slot in @mask, its argv cut to each slot's argv_max.
+ */
+static __always_inline void exec_output(struct tnf_wexec_buf *b, u32 off, u64 mask)
 {
-	u64 before, flags = BPF_RB_NO_WAKEUP, now;
+	struct emit_ctx c = {.mask = mask, .src = SRC_EXEC, .off = off};
 
-	b->r.h.seq = __sync_fetch_and_add(&seq, 1);
-	now = b->r.h.time_ns = bpf_ktime_get_ns();
-	before = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
-	if ((before < wake_bytes && before + size + 8 >= wake_bytes) ||
-	    (before == 0 && now - last_wake_ns >= delay_ns)) {
-		last_wake_ns = now;
-		flags = BPF_RB_FORCE_WAKEUP;
-	}
-	if (size > sizeof(*b))
-		size = sizeof(*b);
-	if (bpf_ringbuf_output(&events, b, size, flags))
-		count_lost(TNF_WLOST_RECORDS);
+	c.alen = b->r.argv_len;
+	c.flags = b->r.flags;
+	b->r.h.time_ns = bpf_ktime_get_ns();
+	emit(&c);
 }
 
 /* The scratch record with its header, path and cwd filled; *@off: where argv goes. */
@@ -287,23 +426,44 @@ static __always_inline struct tnf_wexec_buf *exec_begin(u32 kind, struct task_st
 	return b;
 }
 
+/* Sets bit @i of *@m if slot @i drops a process that execs a setuid image. */
+static long secure_slot(u64 i, u64 *m)
+{
+	if (wcfg[i & (TNF_WATCH_SLOTS - 1)].untrack_secure)
+		*m |= 1ull << (i & (TNF_WATCH_SLOTS - 1));
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	u32 tgid = p->tgid, off, cap;
+	struct tnf_wnotice *nt;
 	struct tnf_wexec_buf *b;
 	unsigned long start, end;
+	u64 mask = slots_of(tgid), secure = 0;
 
-	if (!is_tracked(tgid))
+	if (!mask)
 		return 0;
 	/* A caller without CAP_SYS_PTRACE could not trace a setuid image. */
-	if (untrack_secure && BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec)) {
-		bpf_map_delete_elem(&tracked, &tgid);
-		return 0;
+	if (BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec)) {
+		bpf_loop(TNF_WATCH_SLOTS, secure_slot, &secure, 0);
+		secure &= mask;
+		if (secure)
+			leave(tgid, secure, false);
+		mask &= ~secure;
+		if (!mask)
+			return 0;
+	}
+	/* A new image may map a libc the engine has not probed yet. */
+	if ((mask & dl_mask) && (nt = bpf_ringbuf_reserve(&notices, sizeof(*nt), 0))) {
+		nt->tgid = tgid;
+		nt->pad = 0;
+		bpf_ringbuf_submit(nt, 0);
 	}
 	b = exec_begin(TNF_WREC_EXEC, p, old_pid, BPF_CORE_READ(bprm, filename), false, &off);
 	if (!b) {
-		count_lost(TNF_WLOST_RECORDS);
+		for_slots(mask, tgid, OP_LOST);
 		return 0;
 	}
 	/*
@@ -314,7 +474,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	end = BPF_CORE_READ(p, mm, arg_end);
 	if (end > start) {
 		b->r.argv_bytes = end - start;
-		cap = end - start < argv_max ? end - start : argv_max;
+		cap = end - start < TNF_EXEC_ARGV_MAX ? end - start : TNF_EXEC_ARGV_MAX;
 		if (cap < end - start)
 			b->r.flags |= TNF_WX_ARGV_TRUNC;
 		/* Masks: identities here (off <= 4352, cap <= 65536), bounds for the verifier. */
@@ -325,7 +485,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		else
 			b->r.flags |= TNF_WX_ARGV_TRUNC;
 	}
-	exec_output(b, sizeof(b->r) + off + b->r.argv_len);
+	exec_output(b, off, mask);
 	return 0;
 }
 
@@ -355,11 +515,11 @@ static long argv_step(u64 i, struct argv_walk *w)
 		return 1;
 	}
 	b = bpf_map_lookup_elem(&exec_scratch, &cpu);
-	if (!b || a >= argv_max) {
+	if (!b || a >= TNF_EXEC_ARGV_MAX) {
 		w->trunc = true;
 		return 1;
 	}
-	size = ((argv_max - a - 1) & (TNF_EXEC_ARGV_MAX - 1)) + 1;
+	size = ((TNF_EXEC_ARGV_MAX - a - 1) & (TNF_EXEC_ARGV_MAX - 1)) + 1;
 	n = bpf_probe_read_user_str(b->data + (w->off & TNF_EXEC_ARGV_OFF_MASK) +
 					    (a & (TNF_EXEC_ARGV_MAX - 1)),
 				    size, arg);
@@ -388,12 +548,13 @@ static __always_inline int exec_failed(long ret, const char *file, const char *c
 	struct argv_walk w = {.argv = argv};
 	u32 tgid = cur->tgid, off;
 	struct tnf_wexec_buf *b;
+	u64 mask;
 
-	if (ret >= 0 || !is_tracked(tgid))
+	if (ret >= 0 || !(mask = slots_of(tgid)))
 		return 0;
 	b = exec_begin(TNF_WREC_EXEC_FAILED, cur, cur->pid, file, true, &off);
 	if (!b) {
-		count_lost(TNF_WLOST_RECORDS);
+		for_slots(mask, tgid, OP_LOST);
 		return 0;
 	}
 	b->r.h.exit_code = -ret;
@@ -403,8 +564,7 @@ static __always_inline int exec_failed(long ret, const char *file, const char *c
 	if (argv && (!w.complete || w.trunc))
 		b->r.flags |= TNF_WX_ARGV_TRUNC;
 	b->r.argv_len = b->r.argv_bytes = w.a;
-	exec_output(b, sizeof(b->r) + (off & TNF_EXEC_ARGV_OFF_MASK) +
-			       (w.a & (2 * TNF_EXEC_ARGV_MAX - 1)));
+	exec_output(b, off, mask);
 	return 0;
 }
 
@@ -457,29 +617,32 @@ int BPF_PROG(on_execveat_ret, const struct pt_regs *regs, long ret)
 
 static __always_inline void exit_common(struct task_struct *p, bool group_dead)
 {
-	u32 tgid = p->tgid, tid = p->pid, ptgid;
-	struct tnf_wrec *r, wake = {.kind = TNF_WREC_WAKE};
-	u64 before;
+	u32 tgid = p->tgid, tid = p->pid;
+	struct tnf_watch_proc *tp = bpf_map_lookup_elem(&tracked, &tgid);
+	struct emit_ctx c = {.src = SRC_CTX};
+	u64 mask;
 
-	if (!is_tracked(tgid))
+	if (!tp)
 		return;
 	bpf_map_delete_elem(&dl_args, &tid);
 	if (!group_dead)
 		return; /* one record per process: its last thread reports */
-	ptgid = parent_tgid(p);
-	r = rec_reserve(sizeof(*r), TNF_WREC_EXIT, tgid, tid, ptgid, &before);
-	if (r) {
-		r->exit_code = p->exit_code;
-		rec_submit(r, sizeof(*r), before, r->time_ns);
+	mask = tp->mask & active;
+	if (!mask) {
+		/* in closed watches' trees only: the engine's sweep may not have seen it */
+		bpf_map_delete_elem(&tracked, &tgid);
+		return;
 	}
-	/* After the submit: an empty map means every record is in the ring. */
-	bpf_map_delete_elem(&tracked, &tgid);
-	/* Likely the tree's last: wake the consumer now that the map says so. */
-	if (!is_tracked(ptgid)) {
-		wake.tgid = tgid;
-		wake.time_ns = last_wake_ns = bpf_ktime_get_ns();
-		bpf_ringbuf_output(&events, &wake, sizeof(wake), BPF_RB_FORCE_WAKEUP);
-	}
+	c.mask = mask;
+	c.r.time_ns = bpf_ktime_get_ns();
+	c.r.kind = TNF_WREC_EXIT;
+	c.r.tgid = tgid;
+	c.r.tid = tid;
+	c.r.ptgid = parent_tgid(p);
+	c.r.exit_code = p->exit_code;
+	emit(&c);
+	/* After the records: a slot with no process left has every record in its ring. */
+	leave(tgid, mask, true);
 }
 
 /* Kernels with group_dead in the tracepoint (6.16 and later). */
@@ -507,7 +670,7 @@ static __always_inline int save_dl_arg(const void *user_str, bool at_return)
 	u32 tgid = id >> 32, tid = (u32)id, zero = 0;
 	struct tnf_watch_dl *a;
 
-	if (!want_dl || !is_tracked(tgid))
+	if (!(slots_of(tgid) & dl_mask))
 		return 0;
 	a = bpf_map_lookup_elem(&scratch, &zero);
 	if (!a)
@@ -551,27 +714,34 @@ int BPF_KPROBE(on_dlclose, void *handle)
 /* One record per successful call, at its return. */
 static __always_inline int dl_return(u32 kind, bool ok)
 {
-	u64 id = bpf_get_current_pid_tgid();
-	u32 tgid = id >> 32, tid = (u32)id;
+	u64 id = bpf_get_current_pid_tgid(), mask;
+	u32 tgid = id >> 32, tid = (u32)id, zero = 0;
 	struct task_struct *cur;
+	struct emit_ctx ec = {.src = SRC_STR};
 	struct tnf_watch_dl *a;
 	struct tnf_wrec_str *r;
-	u64 before;
 
 	a = bpf_map_lookup_elem(&dl_args, &tid);
 	if (!a)
 		return 0;
-	if (ok && is_tracked(tgid)) {
+	mask = slots_of(tgid) & dl_mask;
+	r = bpf_map_lookup_elem(&str_scratch, &zero);
+	if (ok && mask && r) {
 		cur = (struct task_struct *)bpf_get_current_task();
-		r = (void *)rec_reserve(sizeof(*r), kind, tgid, tid, parent_tgid(cur), &before);
-		if (r) {
-			if (a->uptr)
-				bpf_probe_read_user_str(r->path, sizeof(r->path), (void *)a->uptr);
-			else
-				bpf_probe_read_kernel_str(r->path, sizeof(r->path), a->path);
-			r->arg0[0] = '\0';
-			rec_submit(r, sizeof(*r), before, r->h.time_ns);
-		}
+		r->h.time_ns = bpf_ktime_get_ns();
+		r->h.kind = kind;
+		r->h.tgid = tgid;
+		r->h.tid = tid;
+		r->h.ptgid = parent_tgid(cur);
+		r->h.child = 0;
+		r->h.exit_code = 0;
+		if (a->uptr)
+			bpf_probe_read_user_str(r->path, sizeof(r->path), (void *)a->uptr);
+		else
+			bpf_probe_read_kernel_str(r->path, sizeof(r->path), a->path);
+		r->arg0[0] = '\0';
+		ec.mask = mask;
+		emit(&ec);
 	}
 	bpf_map_delete_elem(&dl_args, &tid);
 	return 0;
@@ -590,14 +760,15 @@ int BPF_KRETPROBE(on_dlclose_ret, long ret)
 }
 
 /*
- * Adds an existing process: the root, or a descendant watch_tree.c found in
- * /proc.  watch.c sets add_req and runs this task iterator (iter/task, 5.8),
- * narrowed to that one task where the kernel can (6.1), else over every task;
- * the program picks the task either way.  The check and the insert happen
- * here, on the task that owns the pid now: a pid that was freed and reused
- * by a process outside the tree (whose parent is not tracked) is refused, so
- * a watch never sees it.  (A task iterator rather than a syscall program
- * with the bpf_task_from_pid kfunc, which is 6.2: Debian 12 runs 6.1.)
+ * Adds an existing process to slot add_req.slot: the root, or a descendant
+ * the engine found in /proc.  The engine sets add_req and runs this task
+ * iterator (iter/task, 5.8), narrowed to that one task where the kernel can
+ * (6.1), else over every task; the program picks the task either way.  The
+ * check and the insert happen here, on the task that owns the pid now: a
+ * pid that was freed and reused by a process outside the tree (whose parent
+ * is not in the slot) is refused, so a watch never sees it.  (A task
+ * iterator rather than a syscall program with the bpf_task_from_pid kfunc,
+ * which is 6.2: Debian 12 runs 6.1.)
  */
 struct tnf_watch_add add_req;
 __u64 add_barrier;
@@ -606,27 +777,42 @@ SEC("iter/task")
 int add_proc(struct bpf_iter__task *ctx)
 {
 	struct task_struct *t = ctx->task;
-	struct tnf_watch_proc st = {};
-	u32 pid = add_req.pid, ppid = add_req.ppid;
+	struct tnf_watch_proc st = {}, *cur;
+	u32 pid = add_req.pid, ppid = add_req.ppid, s = add_req.slot & (TNF_WATCH_SLOTS - 1);
+	u64 bit = 1ull << s;
 	int ret = 0;
 
 	if (!t || t->pid != pid || t->tgid != pid)
 		return 0;
-	if (ppid && (parent_tgid(t) != ppid || !is_tracked(ppid))) {
+	cur = bpf_map_lookup_elem(&tracked, &pid);
+	if (ppid && (parent_tgid(t) != ppid || !in_slot(ppid, s))) {
 		ret = -ESRCH;
-	} else if (bpf_map_update_elem(&tracked, &pid, &st, BPF_NOEXIST)) {
-		ret = is_tracked(pid) ? -EEXIST : -ENOSPC;
+	} else if (cur && (cur->mask & bit)) {
+		ret = -EEXIST;
 	} else {
-		/*
-		 * A full barrier (lock xadd) between the insert and the read of
-		 * live: the exit path decrements live (a full barrier too), then
-		 * looks the tgid up, so one of the two sees the other.
-		 */
-		__sync_fetch_and_add(&add_barrier, 1);
-		if (BPF_CORE_READ(t, signal, live.counter) == 0) {
-			/* Already past its exit's check of the map: it will not remove itself. */
-			bpf_map_delete_elem(&tracked, &pid);
-			ret = -ESRCH;
+		if (cur) {
+			/* In another watch's tree already: in this one too. */
+			__sync_fetch_and_or(&cur->mask, bit);
+		} else {
+			st.mask = bit;
+			if (bpf_map_update_elem(&tracked, &pid, &st, BPF_NOEXIST))
+				ret = -ENOSPC;
+		}
+		if (!ret) {
+			for_slots(bit, pid, OP_JOIN);
+			/*
+			 * A full barrier (lock xadd) between the insert and the
+			 * read of live: the exit path decrements live (a full
+			 * barrier too), then looks the tgid up, so one of the two
+			 * sees the other.
+			 */
+			__sync_fetch_and_add(&add_barrier, 1);
+			if (BPF_CORE_READ(t, signal, live.counter) == 0) {
+				/* Already past its exit's check of the map: it will not leave
+				 * itself. */
+				leave(pid, bit, false);
+				ret = -ESRCH;
+			}
 		}
 	}
 	add_req.ret = ret;

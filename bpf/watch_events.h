@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Layout shared by bpf/watch.bpf.c and src/libtnfctl/watch.c: passive tree
- * watching (tnfctl_watch_*).  Independent of tnfctl_events.h: a watch has
- * its own BPF object, maps and ring buffer, and never stops anything.
+ * Layout shared by bpf/watch.bpf.c, the engine that loads it once for all
+ * its watches (src/engine/watches.c) and the client that reads one watch's
+ * ring buffer (src/libtnfctl/watch.c): passive tree watching
+ * (tnfctl_watch_*).  Nothing here stops anything.
  */
 #ifndef TNFCTL_WATCH_EVENTS_H
 #define TNFCTL_WATCH_EVENTS_H
@@ -33,10 +34,37 @@ enum tnf_wlost {
 	TNF_WLOST_NR,
 };
 
-/* Value of the tracked map (key: tgid). */
+/*
+ * Watches an engine serves at once: a watch is a slot, its bit in a
+ * process's mask, its ring buffer at that index of the `rings` map-of-maps.
+ */
+#define TNF_WATCH_SLOTS 64
+
+/* Value of the tracked map (key: tgid): the watches whose tree holds it. */
 struct tnf_watch_proc {
-	unsigned int flags; /* reserved */
-	unsigned int pad;
+	unsigned long long mask;
+};
+
+/* A slot's settings, written by the engine before the slot opens. */
+struct tnf_wslot_cfg {
+	unsigned long long delay_ns;   /* longest a record waits for a wake-up */
+	unsigned long long wake_bytes; /* wake when this much is unread */
+	unsigned int argv_max;	       /* argv bytes per record (<= ring / 8) */
+	unsigned int untrack_secure;   /* drop a process that execs setuid/setgid */
+};
+
+/*
+ * A slot's counters, in the mmapable `.data.wslots` map: the engine resets
+ * them before the slot opens; the slot's client maps them read-only (its
+ * delivery timer, its loss counts, the end of its tree).
+ */
+struct tnf_wslot {
+	unsigned long long seq;
+	unsigned long long last_wake_ns; /* the last forced wake-up */
+	unsigned long long lost[2];	 /* TNF_WLOST_* */
+	long long nlive;		 /* processes of the tree still tracked */
+	unsigned long long gen;		 /* the open this slot serves (the engine's count) */
+	unsigned long long pad[2];
 };
 
 /*
@@ -104,9 +132,15 @@ struct tnf_watch_dl {
 
 /* In/out of the add_proc task iterator (user space adds existing processes). */
 struct tnf_watch_add {
-	int pid;  /* tgid to add */
-	int ppid; /* its parent must be this tracked tgid (0: no check, the root) */
-	int ret;  /* 0 added, -ESRCH gone or not a child of ppid, -EEXIST, -ENOSPC */
+	int pid;	   /* tgid to add */
+	int ppid;	   /* its parent must be in the slot's tree (0: no check, the root) */
+	int ret;	   /* 0 added, -ESRCH gone or not a child of ppid, -EEXIST, -ENOSPC */
+	unsigned int slot; /* the watch */
+};
+
+/* The engine's own notices (its `notices` ring): a DL watch's process exec'd. */
+struct tnf_wnotice {
+	int tgid;
 	int pad;
 };
 

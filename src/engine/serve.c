@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <tnf/tnfctl.h>
 #include "tracer.h"
+#include "watches.h"
 
 /*
  * A client's connection.  Replies the socket cannot take at once wait in
@@ -36,6 +37,7 @@
 struct tnf_outbuf {
 	struct tnf_outbuf *next;
 	size_t len;
+	int fd; /* sent with it (SCM_RIGHTS), or -1 */
 	char data[];
 };
 
@@ -85,6 +87,8 @@ static void conn_drop_out(struct tnf_conn *c)
 
 	while ((o = c->out)) {
 		c->out = o->next;
+		if (o->fd >= 0)
+			close(o->fd);
 		free(o);
 	}
 	c->out_tail = &c->out;
@@ -97,7 +101,7 @@ static void conn_flush(struct tnf_conn *c)
 	struct tnf_outbuf *o;
 
 	while ((o = c->out)) {
-		if (send(c->fd, o->data, o->len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		if (tnf_send_flags(c->fd, o->data, o->len, o->fd, MSG_DONTWAIT)) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 				return;
 			conn_drop_out(c); /* gone: its end comes as EPOLLIN/EPOLLHUP */
@@ -105,23 +109,30 @@ static void conn_flush(struct tnf_conn *c)
 		}
 		c->out = o->next;
 		c->out_bytes -= o->len;
+		if (o->fd >= 0)
+			close(o->fd);
 		free(o);
 	}
 	c->out_tail = &c->out;
 	conn_want_out(c, false);
 }
 
-static void conn_send(struct tnf_conn *c, const void *buf, size_t len)
+/* @fd: a descriptor that goes with it (the caller keeps its own), or -1. */
+static void conn_send(struct tnf_conn *c, const void *buf, size_t len, int fd)
 {
 	struct tnf_outbuf *o;
 
 	if (!c->out) {
-		if (send(c->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)len)
+		if (!tnf_send_flags(c->fd, buf, len, fd, MSG_DONTWAIT))
 			return;
 		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 			return; /* gone: its end comes as EPOLLIN/EPOLLHUP */
 	}
 	o = c->out_bytes + len <= OUT_MAX ? malloc(sizeof(*o) + len) : NULL;
+	if (o && fd >= 0 && (o->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+		free(o);
+		o = NULL;
+	}
 	if (!o) {
 		/* The client would wait for ever: cut it off, a controller death. */
 		dbg("%s: closing a connection\n", c->out_bytes + len > OUT_MAX
@@ -133,6 +144,8 @@ static void conn_send(struct tnf_conn *c, const void *buf, size_t len)
 	c->out_bytes += len;
 	o->next = NULL;
 	o->len = len;
+	if (fd < 0)
+		o->fd = -1;
 	memcpy(o->data, buf, len);
 	if (!c->out)
 		conn_want_out(c, true);
@@ -147,7 +160,22 @@ void srv_send_rep(struct tnf_peer to, struct tnf_rep *rep)
 		return;
 	rep->hid = to.hid;
 	rep->lost = tnf_events_lost();
-	conn_send(to.conn, rep, tnf_rep_len(rep));
+	conn_send(to.conn, rep, tnf_rep_len(rep), -1);
+}
+
+/* A reply with a descriptor (the caller keeps its own). */
+void srv_send_rep_fd(struct tnf_peer to, struct tnf_rep *rep, int fd)
+{
+	if (!to.hid || !to.conn)
+		return;
+	rep->hid = to.hid;
+	rep->lost = tnf_events_lost();
+	conn_send(to.conn, rep, tnf_rep_len(rep), fd);
+}
+
+void srv_poll_fd(int fd)
+{
+	watch_fd(fd);
 }
 
 void srv_reply_err(struct tnf_peer to, int err)
@@ -179,6 +207,12 @@ static void on_unbound(struct tnf_peer from, const struct tnf_req *req)
 		rep.kind = TNF_REP_DONE;
 		srv_send_rep(from, &rep);
 		break;
+	case TNF_OP_WATCH_STATS:
+		memset(&rep, 0, sizeof(rep));
+		rep.kind = TNF_REP_DONE;
+		watches_stats(&rep);
+		srv_send_rep(from, &rep);
+		break;
 	case TNF_OP_DROP:
 	case TNF_OP_STOP:
 		break; /* no reply: the target has gone already */
@@ -195,6 +229,8 @@ static void on_request(struct tnf_conn *c, const struct tnf_req *req)
 
 	if (!req->hid)
 		return; /* a client bug: no one to answer */
+	if (watch_op(from, req))
+		return;
 	t = tgt_by_peer(from);
 	if (!t) {
 		on_unbound(from, req);
@@ -283,6 +319,7 @@ static void conn_close(struct tnf_conn *c)
 	 */
 	tgt_drain_records();
 	tgt_conn_gone(c);
+	watches_conn_gone(c);
 	conn_drop_out(c);
 	free(c);
 	if (listen_paused && lfd >= 0) {
@@ -347,11 +384,11 @@ static void conn_greet(struct tnf_conn *c)
 	memset(&rep, 0, offsetof(struct tnf_rep, path) + 1);
 	rep.kind = TNF_REP_HELLO;
 	rep.exit_status = TNF_PROTO_VERSION;
-	conn_send(c, &rep, tnf_rep_len(&rep));
+	conn_send(c, &rep, tnf_rep_len(&rep), -1);
 	rep.kind = TNF_REP_DONE;
 	rep.exit_status = 0;
 	rep.pid = getpid();
-	conn_send(c, &rep, tnf_rep_len(&rep));
+	conn_send(c, &rep, tnf_rep_len(&rep), -1);
 }
 
 /* New clients on the name: served if they are of our user and privilege set. */
@@ -674,7 +711,7 @@ int tnf_tracer_main(int sock, const struct tnf_engine_opts *o)
 			return 1; /* the client sees its end: nothing was opened */
 		/* the engine proper: the client resumes its targets if this process dies */
 		rep.pid = getpid();
-		conn_send(c, &rep, tnf_rep_len(&rep));
+		conn_send(c, &rep, tnf_rep_len(&rep), -1);
 	} else if (lfd < 0) {
 		return 1; /* resident: listen_start said why */
 	}
@@ -692,6 +729,10 @@ int tnf_tracer_main(int sock, const struct tnf_engine_opts *o)
 
 			if (fd == rb_fd)
 				continue;
+			if (fd == watches_notice_fd()) {
+				watches_drain_notices();
+				continue;
+			}
 			if (fd == sigfd) {
 				if (drain_signals() && !abandoning)
 					abandon_all();
@@ -715,6 +756,7 @@ int tnf_tracer_main(int sock, const struct tnf_engine_opts *o)
 		close(lfd);
 	while (conns)
 		conn_close(conns);
+	watches_unload();
 	tnf_events_unload();
 	return 0;
 }

@@ -36,6 +36,7 @@
 /* A reply waiting for its handle's thread. */
 struct tnf_reply {
 	struct tnf_reply *next;
+	int fd; /* came with it (a watch's ring buffer), or -1 */
 	struct tnf_rep rep;
 };
 
@@ -320,6 +321,8 @@ static void slot_clear_queue(struct tnf_slot *s)
 
 	while ((r = s->q)) {
 		s->q = r->next;
+		if (r->fd >= 0)
+			close(r->fd);
 		free(r);
 	}
 	s->qtail = &s->q;
@@ -406,7 +409,7 @@ static void *reader_main(void *arg)
 	for (;;) {
 		if (!r && !(r = malloc(sizeof(*r))))
 			break; /* the waiters fail rather than hang */
-		n = tnf_recv(a->sock, &r->rep, sizeof(r->rep), NULL);
+		n = tnf_recv(a->sock, &r->rep, sizeof(r->rep), &r->fd);
 		if (!tnf_rep_received(&r->rep, n))
 			break;
 		note_lost(r->rep.lost);
@@ -418,10 +421,12 @@ static void *reader_main(void *arg)
 			s->qtail = &r->next;
 			r = NULL;
 			slot_wake(s);
+		} else if (r->fd >= 0) {
+			close(r->fd); /* its handle is gone */
 		}
 		pthread_mutex_unlock(&agent_lock);
 	}
-	free(r);
+	free(r); /* its descriptor, if any, is closed already (or it came with no packet) */
 	pthread_mutex_lock(&agent_lock);
 	closing = a->closing;
 	pthread_mutex_unlock(&agent_lock);
@@ -486,6 +491,11 @@ static tnfctl_errcode_t agent_start(void)
 static bool agent_dead(const struct tnf_agent *a)
 {
 	return a->dead || a->fork_gen != fork_gen;
+}
+
+int tnf_client_engine_pidfd(struct tnfctl_handle *h)
+{
+	return h->agent ? h->agent->engine_pidfd : -1;
 }
 
 bool tnf_client_engine_dead(struct tnfctl_handle *h)
@@ -715,8 +725,12 @@ tnfctl_errcode_t tnf_client_request(struct tnfctl_handle *h, struct tnf_req *req
 	return client_send(h, req);
 }
 
-/* The next reply from the queue, or INTERNAL once the connection is gone.  Under agent_lock. */
-static tnfctl_errcode_t slot_pop(struct tnfctl_handle *h, struct tnf_rep *rep)
+/*
+ * The next reply from the queue, or INTERNAL once the connection is gone;
+ * @fd: receives the descriptor that came with it (-1 if none), else it is
+ * closed.  Under agent_lock.
+ */
+static tnfctl_errcode_t slot_pop_fd(struct tnfctl_handle *h, struct tnf_rep *rep, int *fd)
 {
 	struct tnf_reply *r = h->slot.q;
 
@@ -729,12 +743,24 @@ static tnfctl_errcode_t slot_pop(struct tnfctl_handle *h, struct tnf_rep *rep)
 	if (!h->slot.q)
 		h->slot.qtail = &h->slot.q;
 	*rep = r->rep;
+	if (fd)
+		*fd = r->fd;
+	else if (r->fd >= 0)
+		close(r->fd);
 	free(r);
 	return TNFCTL_ERR_NONE;
 }
 
-/* Not a cancellation point: a cancel there would leave agent_lock held (POSIX re-takes it). */
-tnfctl_errcode_t tnf_client_wait(struct tnfctl_handle *h, struct tnf_rep *rep)
+static tnfctl_errcode_t slot_pop(struct tnfctl_handle *h, struct tnf_rep *rep)
+{
+	return slot_pop_fd(h, rep, NULL);
+}
+
+/*
+ * Not a cancellation point: a cancel there would leave agent_lock held
+ * (POSIX re-takes it).  @fd: as for slot_pop_fd (NULL: closed).
+ */
+tnfctl_errcode_t tnf_client_wait_fd(struct tnfctl_handle *h, struct tnf_rep *rep, int *fd)
 {
 	tnfctl_errcode_t err;
 	int cs;
@@ -743,7 +769,7 @@ tnfctl_errcode_t tnf_client_wait(struct tnfctl_handle *h, struct tnf_rep *rep)
 	pthread_mutex_lock(&agent_lock);
 	while (!h->slot.q && !agent_dead(h->agent))
 		pthread_cond_wait(&h->slot.cond, &agent_lock);
-	err = slot_pop(h, rep);
+	err = slot_pop_fd(h, rep, fd);
 	pthread_mutex_unlock(&agent_lock);
 	pthread_setcancelstate(cs, NULL);
 	return err;
@@ -867,6 +893,11 @@ tnfctl_errcode_t tnf_client_wait_intr(struct tnfctl_handle *h, const sigset_t *c
 		errno = e;
 	}
 	return err;
+}
+
+tnfctl_errcode_t tnf_client_wait(struct tnfctl_handle *h, struct tnf_rep *rep)
+{
+	return tnf_client_wait_fd(h, rep, NULL);
 }
 
 tnfctl_errcode_t tnf_client_call(struct tnfctl_handle *h, struct tnf_req *req, struct tnf_rep *rep)

@@ -142,6 +142,10 @@ tnfctl_errcode_t tnf_client_call(struct tnfctl_handle *h, struct tnf_req *req, s
 /* A new request, then tnf_client_wait for each of its replies. */
 tnfctl_errcode_t tnf_client_request(struct tnfctl_handle *h, struct tnf_req *req);
 tnfctl_errcode_t tnf_client_wait(struct tnfctl_handle *h, struct tnf_rep *rep);
+/* @fd: receives the descriptor that came with the reply (-1: none), the caller's to close. */
+tnfctl_errcode_t tnf_client_wait_fd(struct tnfctl_handle *h, struct tnf_rep *rep, int *fd);
+/* A pidfd of the engine serving @h (readable once it has died), or -1; owned by the client. */
+int tnf_client_engine_pidfd(struct tnfctl_handle *h);
 /* Interrupted by the caller's signals (tnfctl_continue); every signal blocked on entry. */
 tnfctl_errcode_t tnf_client_wait_intr(struct tnfctl_handle *h, const sigset_t *callers,
 				      uint32_t child_hid, struct tnf_rep *rep);

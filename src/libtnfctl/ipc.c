@@ -6,7 +6,8 @@
 #include <unistd.h>
 #include "proto.h"
 
-int tnf_send(int sock, const void *buf, size_t len, int fd)
+/* @flags: sendmsg's, beside MSG_NOSIGNAL (MSG_DONTWAIT: the engine's). */
+int tnf_send_flags(int sock, const void *buf, size_t len, int fd, int flags)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -29,9 +30,14 @@ int tnf_send(int sock, const void *buf, size_t len, int fd)
 		memcpy(CMSG_DATA(c), &fd, sizeof(int));
 	}
 	do
-		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+		n = sendmsg(sock, &msg, MSG_NOSIGNAL | flags);
 	while (n < 0 && errno == EINTR);
 	return n == (ssize_t)len ? 0 : -1;
+}
+
+int tnf_send(int sock, const void *buf, size_t len, int fd)
+{
+	return tnf_send_flags(sock, buf, len, fd, 0);
 }
 
 /* Returns the packet length, 0 on EOF, -1 on error (errno set). */

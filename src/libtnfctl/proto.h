@@ -29,7 +29,18 @@ enum tnf_op {
 	TNF_OP_LOST,	    /* just report the lost-record count (any unused hid) */
 	TNF_OP_QUIT,	    /* the client's last handle is closed: exit (not a controller death) */
 	TNF_OP_SET_FLAGS,   /* arg = the handle's TNFCTL_OPEN_* flags (EXEC_FAILED) */
+	/*
+	 * A passive watch of the tree of pid, bound to hid (flags: TNFCTL_WATCH_DL,
+	 * TNF_WATCH_HELD; size: its ring's bytes; delay_ns: its delivery bound).
+	 * Replies WATCH_MAP with the counters' map, then DONE with the ring
+	 * buffer's descriptor and the slot.  DROP on hid ends it.
+	 */
+	TNF_OP_WATCH_OPEN,
+	TNF_OP_WATCH_STATS, /* the engine's watch maps, counted (any unused hid; tests) */
 };
+
+/* TNF_OP_WATCH_OPEN: a command held before its exec (tnfctl_watch_exec): no descendants. */
+#define TNF_WATCH_HELD 0x80000000u
 
 struct tnf_req {
 	uint32_t op;
@@ -38,6 +49,8 @@ struct tnf_req {
 	uint32_t arg;
 	uint32_t flags;	    /* PID_OPEN, EXEC_ATTACH: the handle's TNFCTL_OPEN_* */
 	uint32_t child_hid; /* CONTINUE */
+	uint64_t size;	    /* WATCH_OPEN */
+	uint64_t delay_ns;  /* WATCH_OPEN */
 };
 
 /*
@@ -49,16 +62,17 @@ struct tnf_req {
 
 /* Reply kinds. */
 enum tnf_rep_kind {
-	TNF_REP_DONE = 1, /* the request finished */
-	TNF_REP_SEIZED,	  /* EXEC_ATTACH: seized, let the child exec now */
-	TNF_REP_HELLO,	  /* first packet (hid 0): exit_status = TNF_PROTO_VERSION */
+	TNF_REP_DONE = 1,  /* the request finished */
+	TNF_REP_SEIZED,	   /* EXEC_ATTACH: seized, let the child exec now */
+	TNF_REP_HELLO,	   /* first packet (hid 0): exit_status = TNF_PROTO_VERSION */
+	TNF_REP_WATCH_MAP, /* WATCH_OPEN: carries the slots' counters map (SCM_RIGHTS) */
 };
 
 /*
  * The wire's version, in the engine's HELLO: a library and an engine of
  * other releases (a half-upgraded installation) refuse each other.
  */
-#define TNF_PROTO_VERSION 3
+#define TNF_PROTO_VERSION 4
 
 struct tnf_rep {
 	uint32_t kind;
@@ -75,7 +89,9 @@ struct tnf_rep {
 	int32_t exec_errno; /* EXEC_FAILED */
 	uint32_t flags;	    /* enum tnf_rep_flag */
 	uint64_t uargv;	    /* EXEC_FAILED: the argv passed, in the target */
-	char path[4096];    /* last: sent only up to its NUL (tnf_rep_len) */
+	uint32_t slot;	    /* WATCH_OPEN: the watch's slot (bpf/watch_events.h) */
+	uint32_t pad;
+	char path[4096]; /* last: sent only up to its NUL (tnf_rep_len) */
 };
 
 /* A reply's length on the wire: up to the path's NUL, so most are small. */
@@ -98,6 +114,8 @@ enum tnf_rep_flag {
 	TNF_REPF_EXEC_NEXT = 1 << 0,
 	/* FORK: the child is held for the CONTINUE's child_hid (else it runs free) */
 	TNF_REPF_CHILD_BOUND = 1 << 1,
+	/* WATCH_OPEN: the exit tracepoint lacks group_dead: two threads may both report an EXIT */
+	TNF_REPF_LEGACY_EXIT = 1 << 2,
 };
 
 /* engine_name.c: how a client finds the engine that may serve it */
@@ -107,6 +125,7 @@ int tnf_peer_check(int sock, pid_t *pid);
 
 /* ipc.c */
 int tnf_send(int sock, const void *buf, size_t len, int fd);
+int tnf_send_flags(int sock, const void *buf, size_t len, int fd, int flags);
 ssize_t tnf_recv(int sock, void *buf, size_t len, int *fd);
 ssize_t tnf_recv_nowait(int sock, void *buf, size_t len, int *fd);
 

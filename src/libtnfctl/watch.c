@@ -1,27 +1,28 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Passive tree watching (tnfctl_watch_*): loads one BPF object per watch
- * (bpf/watch.bpf.c), drains its ring buffer in batches and hands the records
- * out one by one.  Nothing here stops or signals a process.
+ * Passive tree watching (tnfctl_watch_*): a watch is a slot of the BPF
+ * object the engine keeps for all its watches (src/engine/watches.c).  Its
+ * ring buffer's descriptor comes from the engine at the open; its records
+ * are drained from there in batches, with no hop through the engine, and
+ * handed out one by one.  Nothing here stops or signals a process, and
+ * nothing here loads BPF.
  */
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "internal.h"
 #include "exec_info.h"
-#include "kfeatures.h"
+#include "proto.h"
 #include "watch.h"
-#include "watch.skel.h"
 
 #define RING_MIN     4096ull
 #define RING_MAX     (1ull << 30)
@@ -67,13 +68,6 @@ static uint64_t ring_size(void)
 	for (s = RING_MIN; s < want; s <<= 1)
 		;
 	return s;
-}
-
-static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_WARN && getenv("TNFCTL_DEBUG"))
-		return vfprintf(stderr, fmt, ap);
-	return 0;
 }
 
 /* Append one record (or pseudo record) to the queue. */
@@ -141,27 +135,15 @@ static int on_record(void *ctx, void *data, size_t len)
 		return 0;
 	if (w->legacy_exit && double_exit(w, r))
 		return 0;
-	/* A new image may map a libc not probed yet (best effort: it may not be mapped yet). */
-	if (r->kind == TNF_WREC_EXEC && (w->flags & TNFCTL_WATCH_DL))
-		tnf_watch_attach_libc_of(w, r->tgid);
 	return q_push(w, data, len);
 }
 
 static void read_lost(struct tnfctl_watch *w, uint64_t tot[TNF_WLOST_NR])
 {
-	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(w->skel->maps.lost), c;
-	uint64_t *vals;
-	uint32_t k;
+	int k;
 
-	memset(tot, 0, TNF_WLOST_NR * sizeof(*tot));
-	vals = ncpu > 0 ? calloc(ncpu, sizeof(*vals)) : NULL;
-	if (!vals)
-		return;
 	for (k = 0; k < TNF_WLOST_NR; k++)
-		if (bpf_map_lookup_elem(fd, &k, vals) == 0)
-			for (c = 0; c < ncpu; c++)
-				tot[k] += vals[c];
-	free(vals);
+		tot[k] = __atomic_load_n(&w->st->lost[k], __ATOMIC_RELAXED);
 }
 
 /* Queue a LOST after what was drained, if anything new was lost. */
@@ -186,10 +168,7 @@ static int note_lost(struct tnfctl_watch *w)
 
 static bool tree_empty(struct tnfctl_watch *w)
 {
-	uint32_t key;
-
-	return bpf_map_get_next_key(bpf_map__fd(w->skel->maps.tracked), NULL, &key) &&
-	       errno == ENOENT;
+	return __atomic_load_n(&w->st->nlive, __ATOMIC_ACQUIRE) <= 0;
 }
 
 /* Move what the ring holds to the queue; notice the end of the tree. */
@@ -355,7 +334,7 @@ static bool q_pop(struct tnfctl_watch *w, tnfctl_watch_event_t *ev)
  */
 static void arm_timer(struct tnfctl_watch *w)
 {
-	uint64_t at = __atomic_load_n(&w->skel->bss->last_wake_ns, __ATOMIC_RELAXED) + w->delay_ns;
+	uint64_t at = __atomic_load_n(&w->st->last_wake_ns, __ATOMIC_RELAXED) + w->delay_ns;
 	struct itimerspec its = {0};
 
 	if (at > now_ns()) {
@@ -365,10 +344,20 @@ static void arm_timer(struct tnfctl_watch *w)
 	timerfd_settime(w->tfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
+/* The engine has ended (killed): once its pidfd is readable, or its connection is gone. */
+static bool engine_dead(struct tnfctl_watch *w)
+{
+	struct pollfd p = {.fd = w->engine_pidfd, .events = POLLIN};
+
+	if (!w->engine_gone)
+		w->engine_gone = tnf_client_engine_dead(w->h) || (p.fd >= 0 && poll(&p, 1, 0) == 1);
+	return w->engine_gone;
+}
+
 TNF_API int tnfctl_watch_next(tnfctl_watch_t *w, tnfctl_watch_event_t *ev, int timeout_ms)
 {
 	long long deadline = timeout_ms < 0 ? -1 : (long long)(now_ns() / 1000000) + timeout_ms;
-	struct epoll_event evs[2];
+	struct epoll_event evs[3];
 	uint64_t ticks;
 	long long left;
 	int n;
@@ -382,11 +371,16 @@ TNF_API int tnfctl_watch_next(tnfctl_watch_t *w, tnfctl_watch_event_t *ev, int t
 			return -TNFCTL_ERR_INTERNAL;
 		if (w->qhead != w->qtail)
 			continue;
+		/* Its programs went with it: nothing more will come. */
+		if (engine_dead(w)) {
+			errno = ECONNRESET;
+			return -TNFCTL_ERR_INTERNAL;
+		}
 		arm_timer(w);
 		left = deadline < 0 ? -1 : deadline - (long long)(now_ns() / 1000000);
 		if (deadline >= 0 && left <= 0)
 			return 0;
-		n = epoll_wait(w->epfd, evs, 2, left > INT32_MAX ? INT32_MAX : (int)left);
+		n = epoll_wait(w->epfd, evs, 3, left > INT32_MAX ? INT32_MAX : (int)left);
 		if (n < 0)
 			return errno == EINTR ? 0 : -TNFCTL_ERR_INTERNAL;
 		if (read(w->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
@@ -416,13 +410,18 @@ TNF_API void tnfctl_watch_close(tnfctl_watch_t *w)
 {
 	if (!w)
 		return;
-	tnf_watch_detach_all(w);
 	ring_buffer__free(w->rb);
-	tnfctl_watch_bpf__destroy(w->skel); /* the tracepoint links too */
+	if (w->ring_fd >= 0)
+		close(w->ring_fd);
+	if (w->st_map)
+		munmap(w->st_map, w->st_len);
 	if (w->epfd >= 0)
 		close(w->epfd);
 	if (w->tfd >= 0)
 		close(w->tfd);
+	/* The engine frees the slot at the handle's DROP. */
+	if (w->h)
+		tnf_client_free_handle(w->h);
 	free(w->q);
 	tnf_exec_data_free(&w->exec);
 	free(w);
@@ -435,213 +434,113 @@ TNF_API tnfctl_errcode_t tnfctl_watch_event_exec(tnfctl_watch_t *w, struct tnfct
 	return tnf_exec_data_get(&w->exec, info);
 }
 
-/* Runs add_proc once over the task @pid, or over every task (see bpf/watch.bpf.c). */
-static int run_add_iter(struct tnfctl_watch *w, pid_t pid)
+/* The slot's counters, mapped read-only from the map the engine sent (@fd, closed here). */
+static int map_counters(struct tnfctl_watch *w, int fd)
 {
-	union bpf_iter_link_info li = {.task.tid = pid};
-	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &li, .link_info_len = sizeof(li));
-	struct bpf_link *l = NULL;
-	char buf[64];
-	ssize_t n;
-	int fd, err = 0;
+	long page = sysconf(_SC_PAGESIZE);
 
-	/* A kernel before 6.1 refuses the task parameter (E2BIG, EINVAL): walk them all. */
-	if (!w->iter_all) {
-		l = bpf_program__attach_iter(w->skel->progs.add_proc, &opts);
-		if (!l && errno != EPERM && errno != EACCES && errno != ENOMEM && errno != ESRCH)
-			w->iter_all = true;
+	w->st_len = ((sizeof(struct tnf_wslot) * TNF_WATCH_SLOTS + page - 1) / page) * page;
+	w->st_map = mmap(NULL, w->st_len, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (w->st_map == MAP_FAILED) {
+		w->st_map = NULL;
+		return -errno;
 	}
-	if (w->iter_all)
-		l = bpf_program__attach_iter(w->skel->progs.add_proc, NULL);
-	if (!l)
-		return -errno;
-	fd = bpf_iter_create(bpf_link__fd(l));
-	if (fd < 0)
-		err = -errno;
-	/* The program writes nothing: one read runs it over the tasks. */
-	while (fd >= 0 && (n = read(fd, buf, sizeof(buf))) != 0)
-		if (n < 0 && errno != EINTR) {
-			err = -errno;
-			break;
-		}
-	if (fd >= 0)
-		close(fd);
-	bpf_link__destroy(l);
-	return err;
-}
-
-/* Add @pid (a child of the tracked @ppid, or the root if 0) in the kernel. */
-int tnf_watch_add(struct tnfctl_watch *w, pid_t pid, pid_t ppid)
-{
-	struct tnf_watch_add *a = &w->skel->bss->add_req;
-	int err;
-
-	a->pid = pid;
-	a->ppid = ppid;
-	a->ret = -ESRCH; /* no such task: the program never got to it */
-	err = run_add_iter(w, pid);
-	if (err)
-		return err;
-	return a->ret == -EEXIST ? 0 : a->ret;
-}
-
-static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER; /* libbpf's print hook */
-
-static int load(struct tnfctl_watch *w)
-{
-	struct tnfctl_watch_bpf *s;
-	libbpf_print_fn_t old;
-	uint64_t ring = ring_size();
-	int err;
-
-	pthread_mutex_lock(&load_lock);
-	old = libbpf_set_print(quiet_print);
-	s = tnfctl_watch_bpf__open();
-	err = s ? 0 : -errno;
-	if (!err) {
-		w->skel = s;
-		s->rodata->want_dl = !!(w->flags & TNFCTL_WATCH_DL);
-		s->rodata->untrack_secure = !tnf_watch_caller_may_trace_all();
-		s->rodata->delay_ns = w->delay_ns;
-		s->rodata->wake_bytes = ring / 4;
-		/* A record must fit in the ring with room to spare. */
-		s->rodata->argv_max = ring / 8 < TNF_EXEC_ARGV_MAX ? ring / 8 : TNF_EXEC_ARGV_MAX;
-
-		w->legacy_exit = !tnf_kfeatures()->exit_group_dead;
-		tnf_uprobe_prepare(s->progs.on_dlopen);
-		tnf_uprobe_prepare(s->progs.on_dlopen_ret);
-		tnf_uprobe_prepare(s->progs.on_dlmopen);
-		tnf_uprobe_prepare(s->progs.on_dlclose);
-		tnf_uprobe_prepare(s->progs.on_dlclose_ret);
-		bpf_program__set_autoload(w->legacy_exit ? s->progs.on_exit : s->progs.on_exit_live,
-					  false);
-		/* Failed execs: fexit on the execve syscalls, else sys_exit. */
-		w->failed_exec = tnf_failed_exec_prepare(
-			s->progs.on_sys_exit, s->progs.on_execve_ret, s->progs.on_execveat_ret);
-		err = bpf_map__set_max_entries(s->maps.events, ring);
-		err = err
-			      ?: bpf_map__set_max_entries(s->maps.exec_scratch,
-							  libbpf_num_possible_cpus());
-		err = err ?: tnfctl_watch_bpf__load(s);
-	}
-	libbpf_set_print(old);
-	pthread_mutex_unlock(&load_lock);
-	return err;
-}
-
-static int attach_tracepoints(struct tnfctl_watch *w)
-{
-	struct tnfctl_watch_bpf *s = w->skel;
-	struct bpf_program *exit_prog = w->legacy_exit ? s->progs.on_exit_live : s->progs.on_exit;
-	struct bpf_link *l;
-
-	/* Kept in the skeleton's links: its destroy detaches them. */
-	if (!(s->links.on_fork = bpf_program__attach(s->progs.on_fork)) ||
-	    !(s->links.on_exec = bpf_program__attach(s->progs.on_exec)) ||
-	    !(l = bpf_program__attach(exit_prog)))
-		return -errno;
-	if (w->legacy_exit)
-		s->links.on_exit_live = l;
-	else
-		s->links.on_exit = l;
-	if (w->failed_exec == TNF_FX_SYS_EXIT &&
-	    !(s->links.on_sys_exit = bpf_program__attach(s->progs.on_sys_exit)))
-		return -errno;
-	if (w->failed_exec == TNF_FX_FEXIT &&
-	    (!(s->links.on_execve_ret = bpf_program__attach(s->progs.on_execve_ret)) ||
-	     !(s->links.on_execveat_ret = bpf_program__attach(s->progs.on_execveat_ret))))
-		return -errno;
+	w->st = w->st_map;
 	return 0;
 }
 
-static tnfctl_errcode_t errno_err(int e)
+/* WATCH_OPEN on the engine: the slot's counters, then its ring buffer. */
+static tnfctl_errcode_t engine_open(struct tnfctl_watch *w, unsigned int flags, uint64_t ring)
 {
-	e = e < 0 ? -e : e;
-	if (e == EPERM || e == EACCES)
-		return TNFCTL_ERR_ACCES;
-	if (e == ENOMEM)
-		return TNFCTL_ERR_ALLOCFAIL;
-	if (e == ESRCH)
-		return TNFCTL_ERR_NOPROCESS;
-	return TNFCTL_ERR_INTERNAL;
+	struct tnf_req req = {.op = TNF_OP_WATCH_OPEN,
+			      .pid = w->root,
+			      .flags = flags,
+			      .size = ring,
+			      .delay_ns = w->delay_ns};
+	struct tnf_rep rep;
+	tnfctl_errcode_t err;
+	int fd = -1, e;
+
+	err = tnf_client_request(w->h, &req);
+	while (!err) {
+		err = tnf_client_wait_fd(w->h, &rep, &fd);
+		if (err)
+			break;
+		if (rep.kind == TNF_REP_WATCH_MAP && fd >= 0 && !w->st_map) {
+			e = map_counters(w, fd); /* the DONE says which slot is ours */
+			fd = -1;
+			if (e)
+				err = TNFCTL_ERR_ALLOCFAIL;
+		} else if (rep.kind == TNF_REP_DONE) {
+			err = rep.err;
+			if (!err && (fd < 0 || !w->st_map || rep.slot >= TNF_WATCH_SLOTS))
+				err = TNFCTL_ERR_INTERNAL;
+			if (!err) {
+				w->ring_fd = fd;
+				fd = -1;
+				w->st += rep.slot;
+				w->legacy_exit = rep.flags & TNF_REPF_LEGACY_EXIT;
+			}
+			break;
+		}
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	return err;
 }
 
 /*
- * A watch on @root with its BPF object loaded and @root tracked, its
- * descendants not yet (watch_exec's child has none).
+ * A watch on @root, its root in the engine's maps and (unless
+ * TNF_WATCH_HELD) the descendants it has now.
  */
 tnfctl_errcode_t tnf_watch_new(pid_t root, unsigned int flags, struct tnfctl_watch **wp)
 {
 	struct epoll_event ee = {.events = EPOLLIN};
 	struct tnfctl_watch *w = calloc(1, sizeof(*w));
-	int err;
+	tnfctl_errcode_t err;
 
 	if (!w)
 		return TNFCTL_ERR_ALLOCFAIL;
-	if (!tnf_kfeatures()->base || !tnf_kfeatures()->iter_task) {
-		free(w);
-		return TNFCTL_ERR_KERNEL;
-	}
-	w->epfd = w->tfd = -1;
+	w->epfd = w->tfd = w->ring_fd = -1;
 	w->root = root;
-	w->flags = flags;
+	w->flags = flags & ~TNF_WATCH_HELD;
 	w->delay_ns = env_u64("TNFCTL_WATCH_DELAY_MS", TNFCTL_WATCH_DELAY_MS, 1, 1000) * 1000000;
-	err = load(w);
+	err = tnf_client_new_handle(&w->h);
+	err = err ?: engine_open(w, flags, ring_size());
 	if (err)
 		goto fail;
-	w->rb = ring_buffer__new(bpf_map__fd(w->skel->maps.events), on_record, w, NULL);
+	w->engine_pidfd = tnf_client_engine_pidfd(w->h);
+	err = TNFCTL_ERR_ALLOCFAIL;
+	w->rb = ring_buffer__new(w->ring_fd, on_record, w, NULL);
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
 	w->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (!w->rb || w->epfd < 0 || w->tfd < 0) {
-		err = -ENOMEM;
+	if (!w->rb || w->epfd < 0 || w->tfd < 0)
 		goto fail;
-	}
-	ee.data.fd = bpf_map__fd(w->skel->maps.events);
-	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, ee.data.fd, &ee)) {
-		err = -errno;
+	ee.data.fd = w->ring_fd;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, ee.data.fd, &ee))
 		goto fail;
-	}
 	ee.data.fd = w->tfd;
-	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->tfd, &ee)) {
-		err = -errno;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->tfd, &ee))
 		goto fail;
-	}
-	/* The root first, then the tracepoints: its children are added from then on. */
-	err = tnf_watch_add(w, root, 0);
-	err = err ?: attach_tracepoints(w);
-	if (err)
+	ee.data.fd = w->engine_pidfd;
+	if (w->engine_pidfd >= 0 && epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->engine_pidfd, &ee))
 		goto fail;
-	if (flags & TNFCTL_WATCH_DL) {
-		tnf_watch_attach_libc_of(w, getpid()); /* what an exec'd image most likely maps */
-		tnf_watch_attach_libc_of(w, root);
-	}
 	*wp = w;
 	return TNFCTL_ERR_NONE;
 fail:
 	tnfctl_watch_close(w);
-	return errno_err(err);
+	return err;
 }
 
 TNF_API tnfctl_errcode_t tnfctl_watch_open(pid_t root, unsigned int flags, tnfctl_watch_t **wp)
 {
-	struct tnfctl_watch *w;
-	tnfctl_errcode_t err;
-
 	if (!wp || (flags & ~TNFCTL_WATCH_DL))
 		return TNFCTL_ERR_BADARG;
 	if (root <= 0)
 		return TNFCTL_ERR_NOPROCESS;
-	err = tnf_watch_check_caller(root);
-	if (err)
-		return err;
-	err = tnf_watch_new(root, flags, &w);
-	if (err)
-		return err;
-	err = tnf_watch_add_descendants(w);
-	if (err) {
-		tnfctl_watch_close(w);
-		return err;
-	}
-	*wp = w;
-	return TNFCTL_ERR_NONE;
+	return tnf_watch_new(root, flags, wp);
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Passive tree watching (tnfctl_watch_*): internals shared by watch.c (the
- * BPF object, the ring buffer and the API), watch_tree.c (the tree found in
- * /proc at open, libc uprobes) and watch_exec.c (a command started held).
- * Runs in the caller's process: a watch needs no tracer helper.
+ * Passive tree watching (tnfctl_watch_*), the client's side: internals
+ * shared by watch.c (the open, the ring buffer, the API) and watch_exec.c
+ * (a command started held).  The engine (src/engine/watches.c) keeps the
+ * BPF object every watch shares; a watch here is a slot of it, an id on the
+ * engine connection, its ring buffer's descriptor and its counters mapped
+ * read-only.
  */
 #ifndef TNFCTL_WATCH_H
 #define TNFCTL_WATCH_H
@@ -15,30 +17,24 @@
 #include "exec_info.h"
 #include "watch_events.h"
 
-struct tnfctl_watch_bpf;
 struct ring_buffer;
-struct tnf_ulink;
-
-struct tnf_watch_libc {
-	dev_t dev;
-	ino_t ino;
-};
+struct tnfctl_handle;
 
 struct tnfctl_watch {
-	struct tnfctl_watch_bpf *skel;
+	struct tnfctl_handle *h; /* its id on the engine connection: the slot's owner */
 	struct ring_buffer *rb;
-	int epfd; /* the ring buffer and the timer: what tnfctl_watch_fd gives */
+	int ring_fd;
+	const struct tnf_wslot *st; /* the slot's counters (mapped read-only) */
+	void *st_map;
+	size_t st_len;
+	int epfd; /* the ring buffer, the timer, the engine: what tnfctl_watch_fd gives */
 	int tfd;  /* timerfd at last_wake_ns + delay_ns: the delivery bound */
+	int engine_pidfd;
 	unsigned int flags;
 	pid_t root;
 	uint64_t delay_ns;
 	bool legacy_exit; /* no group_dead in the exit tracepoint: drop doubled EXITs */
-	bool iter_all;	  /* the kernel cannot narrow a task iterator to one task (< 6.1) */
-	/* uprobes on dlopen/dlclose (entry and return), per libc inode */
-	struct tnf_watch_libc *libcs;
-	size_t nlibcs;
-	struct tnf_ulink *links;
-	size_t nlinks;
+	bool engine_gone;
 	/* records drained from the ring, not yet returned: [u32 len][record], 8-aligned */
 	unsigned char *q;
 	size_t qhead, qtail, qcap;
@@ -47,18 +43,9 @@ struct tnfctl_watch {
 	unsigned int nrecent;
 	bool ended; /* every process of the tree has ended and its records are drained */
 	struct tnf_exec_data exec; /* of the last event returned, if an exec */
-	int failed_exec;	   /* enum tnf_failed_exec (kfeatures.h) */
 };
 
-/* watch.c */
+/* watch.c: @flags: TNFCTL_WATCH_DL, TNF_WATCH_HELD (proto.h) */
 tnfctl_errcode_t tnf_watch_new(pid_t root, unsigned int flags, struct tnfctl_watch **wp);
-int tnf_watch_add(struct tnfctl_watch *w, pid_t pid, pid_t ppid);
-
-/* watch_tree.c */
-tnfctl_errcode_t tnf_watch_check_caller(pid_t pid);
-bool tnf_watch_caller_may_trace_all(void);
-tnfctl_errcode_t tnf_watch_add_descendants(struct tnfctl_watch *w);
-void tnf_watch_attach_libc_of(struct tnfctl_watch *w, pid_t pid);
-void tnf_watch_detach_all(struct tnfctl_watch *w);
 
 #endif

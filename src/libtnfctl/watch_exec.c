@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "internal.h"
+#include "proto.h"
 #include "watch.h"
 
 extern char **environ;
@@ -62,7 +63,7 @@ TNF_API tnfctl_errcode_t tnfctl_watch_exec(const char *pgm, char *const argv[], 
 		close(go[1]);
 		return TNFCTL_ERR_ALLOCFAIL;
 	}
-	err = tnf_watch_new(pid, flags, &w);
+	err = tnf_watch_new(pid, flags | TNF_WATCH_HELD, &w);
 	if (err) {
 		/* Never released: it dies before its execve. */
 		close(go[1]);

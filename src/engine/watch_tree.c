@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The tree of a watch as /proc shows it at open (the root's descendants),
- * the caller's right to trace, and the dlopen/dlclose uprobes attached per
- * libc inode through /proc/PID/map_files (as events.c does).
+ * the caller's right to trace (the engine's own: a client's uid, effective
+ * capabilities and pid namespace are the engine's, tnf_peer_check), and the
+ * dlopen/dlclose uprobes attached once per libc inode for every watch,
+ * through /proc/PID/map_files (as events.c does).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -17,7 +19,7 @@
 #include "elfsym.h"
 #include "kfeatures.h"
 #include "target.h"
-#include "watch.h"
+#include "watches.h"
 #include "watch.skel.h"
 
 #define CAP_SYS_PTRACE 19
@@ -26,7 +28,7 @@
  * Opening /proc/PID/mem makes the kernel's ptrace access check with the
  * caller's credentials (as open.c's check_caller_may_trace).
  */
-tnfctl_errcode_t tnf_watch_check_caller(pid_t pid)
+tnfctl_errcode_t watch_check_caller(pid_t pid)
 {
 	int fd = tnf_proc_open_task_file(pid, "mem");
 
@@ -40,7 +42,7 @@ tnfctl_errcode_t tnf_watch_check_caller(pid_t pid)
 }
 
 /* CAP_SYS_PTRACE in the effective set: the caller may trace a setuid image. */
-bool tnf_watch_caller_may_trace_all(void)
+bool watch_caller_may_trace_all(void)
 {
 	unsigned long long eff = 0;
 	char line[256];
@@ -125,9 +127,10 @@ static bool in_set(const pid_t *set, size_t n, pid_t pid)
  * found too.  A process whose parent exited before the open was reparented
  * and is no longer a descendant.
  */
-tnfctl_errcode_t tnf_watch_add_descendants(struct tnfctl_watch *w)
+tnfctl_errcode_t watch_add_descendants(unsigned int slot, pid_t root,
+				       struct tnfctl_watch_bpf *dl_skel)
 {
-	bool all = tnf_watch_caller_may_trace_all(), grew = true;
+	bool all = watch_caller_may_trace_all(), grew = true;
 	size_t nset = 1, capset = 64, n, i;
 	pid_t *set = malloc(capset * sizeof(*set)), *ns;
 	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
@@ -135,7 +138,7 @@ tnfctl_errcode_t tnf_watch_add_descendants(struct tnfctl_watch *w)
 
 	if (!set)
 		return TNFCTL_ERR_ALLOCFAIL;
-	set[0] = w->root;
+	set[0] = root;
 	while (grew && !err) {
 		grew = false;
 		if (scan_proc(&v, &n)) {
@@ -146,9 +149,9 @@ tnfctl_errcode_t tnf_watch_add_descendants(struct tnfctl_watch *w)
 			if (!in_set(set, nset, v[i].ppid) || in_set(set, nset, v[i].pid))
 				continue;
 			/* Never watch what the caller could not trace. */
-			if (!all && tnf_watch_check_caller(v[i].pid))
+			if (!all && watch_check_caller(v[i].pid))
 				continue;
-			if (tnf_watch_add(w, v[i].pid, v[i].ppid))
+			if (watch_add(slot, v[i].pid, v[i].ppid))
 				continue; /* gone, or not the child we saw */
 			if (nset == capset) {
 				capset *= 2;
@@ -161,8 +164,8 @@ tnfctl_errcode_t tnf_watch_add_descendants(struct tnfctl_watch *w)
 			}
 			set[nset++] = v[i].pid;
 			grew = true;
-			if (w->flags & TNFCTL_WATCH_DL)
-				tnf_watch_attach_libc_of(w, v[i].pid);
+			if (dl_skel)
+				watch_attach_libc_of(dl_skel, v[i].pid);
 		}
 		free(v);
 	}
@@ -170,65 +173,75 @@ tnfctl_errcode_t tnf_watch_add_descendants(struct tnfctl_watch *w)
 	return err;
 }
 
-static int attach(struct tnfctl_watch *w, struct bpf_program *prog, bool ret, const char *path,
-		  uint64_t off)
+/* The probed libcs and their links: the engine's, for every watch, until it ends. */
+static struct {
+	dev_t dev;
+	ino_t ino;
+} * libcs;
+static size_t nlibcs;
+static struct tnf_ulink *links;
+static size_t nlinks;
+
+static int attach(struct bpf_program *prog, bool ret, const char *path, uint64_t off)
 {
-	struct tnf_ulink *nl = realloc(w->links, (w->nlinks + 1) * sizeof(*nl));
+	struct tnf_ulink *nl = realloc(links, (nlinks + 1) * sizeof(*nl));
 	int err;
 
 	if (!nl)
 		return -ENOMEM;
-	w->links = nl;
-	err = tnf_uprobe_attach(prog, ret, path, off, &nl[w->nlinks]);
+	links = nl;
+	err = tnf_uprobe_attach(prog, ret, path, off, &nl[nlinks]);
 	if (!err)
-		w->nlinks++;
+		nlinks++;
 	return err;
 }
 
 /*
- * Attach the dlopen/dlmopen/dlclose probes to the libc that @pid maps, once per
- * inode.  A uprobe fires in every process mapping that file; the programs
- * keep only the tracked ones.
+ * Attach the dlopen/dlmopen/dlclose probes to the libc that @pid maps, once
+ * per inode for the engine's life.  A uprobe fires in every process mapping
+ * that file; the programs keep only the processes of DL watches.
  */
-void tnf_watch_attach_libc_of(struct tnfctl_watch *w, pid_t pid)
+void watch_attach_libc_of(struct tnfctl_watch_bpf *skel, pid_t pid)
 {
 	struct tnf_elf_sym so, sc, sm;
-	struct tnf_watch_libc *nl;
 	struct tnf_maps_info mi;
 	struct stat st;
+	void *nl;
 	size_t i;
 
 	tnf_proc_maps(pid, &mi); /* -1 without ld.so (static), libc may still be there */
 	if (!mi.has_libc || stat(mi.libc_path, &st))
 		return;
-	for (i = 0; i < w->nlibcs; i++)
-		if (w->libcs[i].dev == st.st_dev && w->libcs[i].ino == st.st_ino)
+	for (i = 0; i < nlibcs; i++)
+		if (libcs[i].dev == st.st_dev && libcs[i].ino == st.st_ino)
 			return;
 	if (tnf_elf_lookup(mi.libc_path, "dlopen", &so) ||
 	    tnf_elf_lookup(mi.libc_path, "dlclose", &sc))
 		return;
-	nl = realloc(w->libcs, (w->nlibcs + 1) * sizeof(*nl));
+	nl = realloc(libcs, (nlibcs + 1) * sizeof(*libcs));
 	if (!nl)
 		return;
-	w->libcs = nl;
-	w->libcs[w->nlibcs++] = (struct tnf_watch_libc){st.st_dev, st.st_ino};
-	attach(w, w->skel->progs.on_dlopen, false, mi.libc_path, so.file_off);
-	attach(w, w->skel->progs.on_dlopen_ret, true, mi.libc_path, so.file_off);
-	attach(w, w->skel->progs.on_dlclose, false, mi.libc_path, sc.file_off);
-	attach(w, w->skel->progs.on_dlclose_ret, true, mi.libc_path, sc.file_off);
+	libcs = nl;
+	libcs[nlibcs].dev = st.st_dev;
+	libcs[nlibcs++].ino = st.st_ino;
+	dbg("watch: probing dlopen/dlclose in %s\n", mi.libc_path);
+	attach(skel->progs.on_dlopen, false, mi.libc_path, so.file_off);
+	attach(skel->progs.on_dlopen_ret, true, mi.libc_path, so.file_off);
+	attach(skel->progs.on_dlclose, false, mi.libc_path, sc.file_off);
+	attach(skel->progs.on_dlclose_ret, true, mi.libc_path, sc.file_off);
 	/* dlmopen (a libc without it has no link-map namespaces) */
 	if (!tnf_elf_lookup(mi.libc_path, "dlmopen", &sm)) {
-		attach(w, w->skel->progs.on_dlmopen, false, mi.libc_path, sm.file_off);
-		attach(w, w->skel->progs.on_dlopen_ret, true, mi.libc_path, sm.file_off);
+		attach(skel->progs.on_dlmopen, false, mi.libc_path, sm.file_off);
+		attach(skel->progs.on_dlopen_ret, true, mi.libc_path, sm.file_off);
 	}
 }
 
-void tnf_watch_detach_all(struct tnfctl_watch *w)
+void watch_detach_all(void)
 {
-	tnf_uprobe_release_all(w->links, w->nlinks);
-	free(w->links);
-	free(w->libcs);
-	w->links = NULL;
-	w->libcs = NULL;
-	w->nlinks = w->nlibcs = 0;
+	tnf_uprobe_release_all(links, nlinks);
+	free(links);
+	free(libcs);
+	links = NULL;
+	libcs = NULL;
+	nlinks = nlibcs = 0;
 }
