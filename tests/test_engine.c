@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include "testlib.h"
-#include "../src/libtnfctl/proto.h"
+#include "englib.h"
 
 struct ctl {
 	pid_t pid;
@@ -116,47 +116,6 @@ static void expect_released(struct tl_proc *t, const char *what)
 	tl_expect(t, "pong");
 }
 
-/* The listening name of @engine ("@tnfctl-engine/..." in /proc/net/unix), its sun_path. */
-static int engine_name(pid_t engine, char name[TNF_ENGINE_NAME_MAX])
-{
-	char line[512], path[PATH_MAX], link[64];
-	FILE *f = fopen("/proc/net/unix", "re");
-	int len = -1;
-
-	assert_non_null(f);
-	while (len < 0 && fgets(line, sizeof(line), f)) {
-		unsigned long inode;
-		char sockname[256];
-		int fd;
-
-		/* Num RefCount Protocol Flags Type St Inode Path */
-		if (sscanf(line, "%*s %*s %*s %*s %*s %*s %lu %255s", &inode, sockname) != 2 ||
-		    strncmp(sockname, "@tnfctl-engine/", 15))
-			continue;
-		for (fd = 0; fd < 64; fd++) {
-			char want[64];
-			ssize_t n;
-
-			snprintf(path, sizeof(path), "/proc/%d/fd/%d", engine, fd);
-			n = readlink(path, link, sizeof(link) - 1);
-			if (n <= 0)
-				continue;
-			link[n] = '\0';
-			snprintf(want, sizeof(want), "socket:[%lu]", inode);
-			if (!strcmp(link, want)) {
-				name[0] = '\0';
-				len = (int)strlen(sockname);
-				memcpy(name + 1, sockname + 1, len - 1);
-				break;
-			}
-		}
-	}
-	fclose(f);
-	if (len < 0)
-		fail_msg("engine %d listens on no @tnfctl-engine/ name", engine);
-	return len;
-}
-
 /* @h, the last handle on @engine (linger 0), closed; then the engine's end (and its name's). */
 static void engine_close_and_wait(tnfctl_handle_t *h, pid_t engine)
 {
@@ -167,20 +126,6 @@ static void engine_close_and_wait(tnfctl_handle_t *h, pid_t engine)
 	if (tl_pidfd_wait(pidfd, tl.timeout_ms))
 		fail_msg("tnfctl-engine %d did not end after its last handle", engine);
 	close(pidfd);
-}
-
-static int connect_name(const char *name, int len)
-{
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-
-	assert_true(s >= 0);
-	memcpy(a.sun_path, name, len);
-	if (connect(s, (struct sockaddr *)&a, offsetof(struct sockaddr_un, sun_path) + len)) {
-		close(s);
-		return -1;
-	}
-	return s;
 }
 
 /*

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <sys/syscall.h>
 #include "testlib.h"
+#include "englib.h"
 
 /* ------------------------------------------------------------------ */
 /* workloads (run in the watched processes) */
@@ -178,8 +179,49 @@ static int wl_tree(int reply, int go)
 	_exit(0);
 }
 
+/*
+ * nest FIFO LOG N: a child that waits for a byte on FIFO, then runs a bomb
+ * of N (logged to LOG) under it; the root waits for it.
+ */
+static int wl_nest(const char *fifo, const char *log, int n)
+{
+	pid_t c = fork();
+	int st = 0, fd;
+	char b;
+
+	if (c < 0)
+		return 3;
+	if (c == 0) {
+		fd = open(fifo, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || read(fd, &b, 1) != 1)
+			_exit(4);
+		close(fd);
+		wl_bomb(n, log);
+	}
+	while (waitpid(c, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 5;
+}
+
+/* watcher PID: a watch on PID, "watching" on stdout, then nothing until killed. */
+static int wl_watcher(pid_t pid)
+{
+	tnfctl_watch_t *w;
+
+	if (tnfctl_watch_open(pid, 0, &w) != TNFCTL_ERR_NONE)
+		return 3;
+	printf("watching\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
 static int workload(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[0], "nest"))
+		return wl_nest(argv[1], argv[2], atoi(argv[3]));
+	if (argc == 2 && !strcmp(argv[0], "watcher"))
+		return wl_watcher(atoi(argv[1]));
 	if (argc == 3 && !strcmp(argv[0], "bomb"))
 		return wl_bomb(atoi(argv[1]), argv[2]);
 	if (argc == 4 && !strcmp(argv[0], "threads"))
@@ -197,7 +239,7 @@ static int workload(int argc, char **argv)
 /* the test side */
 
 static char self_exe[PATH_MAX];
-static tnfctl_watch_t *open_watches[8];
+static tnfctl_watch_t *open_watches[16];
 static int nfds_at_setup;
 
 /*
@@ -921,15 +963,17 @@ static bool in_log(const struct bomb_proc *bp, int n, pid_t pid)
 }
 
 /*
- * Two watched trees and an unwatched one run side by side: each watch sees
- * exactly its own tree, no pid of the others.
+ * Eight watched trees and an unwatched one run side by side, the eight
+ * watches slots of the one BPF object of the engine: each watch sees
+ * exactly its own tree (every FORK and EXIT of it, no pid of the others).
  */
+#define SIDE_TREES 8
 static void test_trees_side_by_side(void **state)
 {
-	struct side_tree t[2];
+	struct side_tree t[SIDE_TREES];
 	char clog[64], *cargv[] = {self_exe, "--wl", "bomb", "200", clog, NULL};
 	struct bomb_proc *bp = calloc(200, sizeof(*bp)), *cp = calloc(200, sizeof(*cp));
-	pthread_t th[2];
+	pthread_t th[SIDE_TREES];
 	pid_t c;
 	int i, j;
 	char **env;
@@ -938,7 +982,7 @@ static void test_trees_side_by_side(void **state)
 	tl_require_root();
 	assert_true(bp && cp);
 	log_new(clog);
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < SIDE_TREES; i++) {
 		char *argv[] = {self_exe, "--wl", "bomb", t[i].n, t[i].log, NULL};
 
 		log_new(t[i].log);
@@ -949,12 +993,12 @@ static void test_trees_side_by_side(void **state)
 	env = tl_env_build(NULL);
 	c = tl_spawn(cargv, env, -1, NULL);
 	free(env);
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < SIDE_TREES; i++)
 		tl_thread_join(th[i]);
 	assert_int_equal(tl_reap(c), 0);
 	assert_int_equal(bomb_parse(clog, cp, 200), 200);
 	unlink(clog);
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < SIDE_TREES; i++) {
 		assert_int_equal(tl_reap(t[i].root), 0);
 		if (!t[i].ev.count[TNFCTL_WATCH_END])
 			fail_msg("watch %d: no END", i);
@@ -1105,13 +1149,216 @@ static void test_dl_both_link_kinds(void **state)
 		unlink(out);
 		snprintf(want, sizeof(want), " DLOPEN   %s\n", plug);
 		if (!strstr(buf, want))
-			fail_msg("%s, %s links: no \"%s\" in:\n%s", nostop ? "--no-stop" : "stopping",
-				 kind & 2 ? "perf" : "multi", want, buf);
+			fail_msg("%s, %s links: no \"%s\" in:\n%s",
+				 nostop ? "--no-stop" : "stopping", kind & 2 ? "perf" : "multi",
+				 want, buf);
 		snprintf(want, sizeof(want), " DLCLOSE  %s\n", plug);
 		if (!strstr(buf, want))
-			fail_msg("%s, %s links: no \"%s\" in:\n%s", nostop ? "--no-stop" : "stopping",
-				 kind & 2 ? "perf" : "multi", want, buf);
+			fail_msg("%s, %s links: no \"%s\" in:\n%s",
+				 nostop ? "--no-stop" : "stopping", kind & 2 ? "perf" : "multi",
+				 want, buf);
 	}
+}
+
+/* A "forked PID status S" reply of @pid: S. */
+static void parse_forked(const char *line, pid_t pid, int *status)
+{
+	int got = -1;
+
+	if (!line || sscanf(line, "forked %d status %d", &got, status) != 2 || got != pid)
+		fail_msg("reply \"%s\", expected forked %d", line ? line : "(none)", pid);
+}
+
+/* The only child of @pid (from /proc), or -1. */
+static pid_t only_child(pid_t pid)
+{
+	char path[64], buf[64];
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, pid);
+	n = tl_read_file(path, buf, sizeof(buf));
+	return n > 0 ? atoi(buf) : -1;
+}
+
+/*
+ * Nested trees: watch A on a root R, watch B on R's child C.  Everything C's
+ * subtree does reaches both; R's own events reach A alone.
+ */
+static void test_nested_trees(void **state)
+{
+	char log[64], fifo[64], *argv[] = {self_exe, "--wl", "nest", fifo, log, "15", NULL};
+	struct bomb_proc bp[15];
+	struct wevs ea, eb;
+	tnfctl_watch_t *a, *b;
+	pid_t root, c;
+	int fd, i, j;
+
+	(void)state;
+	tl_require_root();
+	log_new(log);
+	snprintf(fifo, sizeof(fifo), "%s.fifo", log);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	root = watch_exec_self(argv, 0, &a);
+	/* Returns once C has opened it for reading: C is there. */
+	fd = open(fifo, O_WRONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	c = only_child(root);
+	assert_true(c > 0);
+	assert_int_equal(tnfctl_watch_open(c, 0, &b), TNFCTL_ERR_NONE);
+	w_track(b);
+	assert_int_equal(write(fd, "x", 1), 1);
+	close(fd);
+	unlink(fifo);
+	collect(b, &eb);
+	collect(a, &ea);
+	assert_int_equal(tl_reap(root), 0);
+	assert_int_equal(bomb_parse(log, bp, 15), 15);
+	unlink(log);
+	assert_int_equal(bp[0].pid, c);
+	/* B: the bomb under C, its FORKs and EXITs, nothing else */
+	expect_counts(&eb, 14, 0, 15, 0);
+	for (i = 0; i < eb.n; i++)
+		if (!in_log(bp, 15, eb.v[i].pid))
+			fail_msg("watch B saw pid %d, not of C's tree", eb.v[i].pid);
+	/* A: R's EXEC, FORK of C, all of B's, R's EXIT */
+	expect_counts(&ea, 15, 1, 16, 0);
+	assert_int_equal(ea.v[0].kind, TNFCTL_WATCH_EXEC);
+	assert_int_equal(ea.v[0].pid, root);
+	assert_true(find_fork_of(&ea, c) >= 0);
+	assert_true(find(&ea, TNFCTL_WATCH_EXIT, root, 0) >= 0);
+	for (i = 0; i < eb.n; i++) {
+		const struct wev *e = &eb.v[i];
+
+		j = e->kind == TNFCTL_WATCH_FORK ? find_fork_of(&ea, e->child)
+						 : find(&ea, e->kind, e->pid, 0);
+		if (j < 0)
+			fail_msg("watch A lacks B's %s of %d", kind_name(e->kind), e->pid);
+		assert_int_equal(ea.v[j].pid, e->pid);
+	}
+	free(ea.v);
+	free(eb.v);
+	w_close(b);
+	w_close(a);
+}
+
+/* The engine's watch counters until they are @slots and @tracked, within the test's timeout. */
+static long long wait_stats(const char *name, int len, int slots, int tracked)
+{
+	long long t0 = tl_now_ms(), end = t0 + tl.timeout_ms;
+	struct engine_stats st;
+
+	for (;;) {
+		engine_stats(name, len, &st);
+		if (st.slots == slots && st.tracked == tracked)
+			return tl_now_ms() - t0;
+		if (tl_now_ms() > end)
+			fail_msg("the engine has %d watches, %d tracked processes; expected %d, %d",
+				 st.slots, st.tracked, slots, tracked);
+		poll(NULL, 0, 2);
+	}
+}
+
+/*
+ * A watcher killed with SIGKILL leaves nothing of its own in the engine's
+ * maps, and watches opened and closed do not make them grow; the last
+ * watch's close detaches the tracepoints.
+ */
+static void test_watcher_killed_leaves_nothing(void **state)
+{
+	char arg[16], name[TNF_ENGINE_NAME_MAX], line[64];
+	char *argv[] = {self_exe, "--wl", "watcher", arg, NULL};
+	struct tl_proc *p, *q;
+	struct engine_stats st;
+	tnfctl_watch_t *w0, *w;
+	int out[2], keep[] = {-1}, len, i;
+	long long ms;
+	pid_t watcher, engine;
+	char **env;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 0);
+	q = tl_start_target(tl.target, 0);
+	assert_int_equal(tnfctl_watch_open(q->pid, 0, &w0), TNFCTL_ERR_NONE);
+	w_track(w0);
+	engine = engine_of_self();
+	assert_true(engine > 0);
+	len = engine_name(engine, name);
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	snprintf(arg, sizeof(arg), "%d", p->pid);
+	env = tl_env_build(NULL);
+	watcher = tl_spawn(argv, env, out[1], keep);
+	free(env);
+	close(out[1]);
+	assert_int_equal(read_line_fd(out[0], line, sizeof(line)), 0);
+	close(out[0]);
+	assert_string_equal(line, "watching");
+	/* the watcher's watch is a slot of our engine's object */
+	engine_stats(name, len, &st);
+	assert_int_equal(st.slots, 2);
+	assert_int_equal(st.tracked, 2);
+	assert_true(st.attached);
+	kill(watcher, SIGKILL);
+	assert_true(WIFSIGNALED(tl_reap(watcher)));
+	ms = wait_stats(name, len, 1, 1);
+	print_message("the killed watcher's slot and entry were gone %lld ms after its reap\n", ms);
+	for (i = 0; i < 50; i++) {
+		assert_int_equal(tnfctl_watch_open(p->pid, i & 1 ? TNFCTL_WATCH_DL : 0, &w),
+				 TNFCTL_ERR_NONE);
+		tnfctl_watch_close(w);
+	}
+	/* a close is a DROP on the connection: ask again until the engine has read them */
+	wait_stats(name, len, 1, 1);
+	w_close(w0);
+	wait_stats(name, len, 0, 0);
+	engine_stats(name, len, &st);
+	assert_false(st.attached);
+	tl_send(p, "exit 0");
+	tl_send(q, "exit 0");
+	tl_reap(p->pid);
+	tl_reap(q->pid);
+}
+
+/* A watch and a stopping-mode handle on one process at once: both see it through. */
+static void test_watch_beside_handle(void **state)
+{
+	tnfctl_handle_t *h;
+	tnfctl_watch_t *w;
+	tnfctl_event_info_t info;
+	struct tl_proc *p;
+	struct wevs ev;
+	pid_t c;
+	int st, f, x;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 1);
+	h = tl_pid_open(p->pid);
+	assert_int_equal(tnfctl_watch_open(p->pid, 0, &w), TNFCTL_ERR_NONE);
+	w_track(w);
+	tl_send(p, "fork_exec /bin/true");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_FORK);
+	tl_info(h, &info);
+	c = info.child_pid;
+	tl_send(p, "exit 9");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
+	parse_forked(tl_expect(p, "forked "), c, &st);
+	assert_int_equal(st, 0);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+	collect(w, &ev);
+	assert_int_equal(WEXITSTATUS(tl_reap(p->pid)), 9);
+	expect_counts(&ev, 1, 1, 2, 0);
+	f = find_fork_of(&ev, c);
+	assert_true(f >= 0);
+	assert_int_equal(ev.v[f].pid, p->pid);
+	x = find(&ev, TNFCTL_WATCH_EXEC, c, 0);
+	assert_true(x > f);
+	assert_string_equal(ev.v[x].path, "/bin/true");
+	x = find(&ev, TNFCTL_WATCH_EXIT, p->pid, 0);
+	assert_true(x >= 0);
+	assert_int_equal(ev.v[x].status, 9);
+	free(ev.v);
+	w_close(w);
 }
 
 int main(int argc, char **argv)
@@ -1130,6 +1377,9 @@ int main(int argc, char **argv)
 		W_TEST(test_errors_and_permission),
 		W_TEST(test_follow_no_stop),
 		W_TEST(test_dl_both_link_kinds),
+		W_TEST(test_nested_trees),
+		W_TEST(test_watcher_killed_leaves_nothing),
+		W_TEST(test_watch_beside_handle),
 		TL_FINAL_TEST,
 	};
 

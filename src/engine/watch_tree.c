@@ -24,23 +24,6 @@
 
 #define CAP_SYS_PTRACE 19
 
-/*
- * Opening /proc/PID/mem makes the kernel's ptrace access check with the
- * caller's credentials (as open.c's check_caller_may_trace).
- */
-tnfctl_errcode_t watch_check_caller(pid_t pid)
-{
-	int fd = tnf_proc_open_task_file(pid, "mem");
-
-	if (fd >= 0) {
-		close(fd);
-		return TNFCTL_ERR_NONE;
-	}
-	if ((errno == ENOENT || errno == ESRCH) && !tnf_proc_kthread(pid))
-		return TNFCTL_ERR_NOPROCESS;
-	return TNFCTL_ERR_ACCES;
-}
-
 /* CAP_SYS_PTRACE in the effective set: the caller may trace a setuid image. */
 bool watch_caller_may_trace_all(void)
 {
@@ -149,7 +132,7 @@ tnfctl_errcode_t watch_add_descendants(unsigned int slot, pid_t root,
 			if (!in_set(set, nset, v[i].ppid) || in_set(set, nset, v[i].pid))
 				continue;
 			/* Never watch what the caller could not trace. */
-			if (!all && watch_check_caller(v[i].pid))
+			if (!all && tnf_check_may_trace(v[i].pid))
 				continue;
 			if (watch_add(slot, v[i].pid, v[i].ppid))
 				continue; /* gone, or not the child we saw */

@@ -305,7 +305,7 @@ static void op_open(struct tnf_peer from, const struct tnf_req *req)
 		srv_reply_err(from, TNFCTL_ERR_BADARG);
 		return;
 	}
-	err = req->pid > 0 ? watch_check_caller(req->pid) : TNFCTL_ERR_NOPROCESS;
+	err = req->pid > 0 ? tnf_check_may_trace(req->pid) : TNFCTL_ERR_NOPROCESS;
 	err = err ?: load();
 	if (err) {
 		srv_reply_err(from, err);

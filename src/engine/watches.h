@@ -28,7 +28,6 @@ void watches_unload(void);
 int watch_add(unsigned int slot, pid_t pid, pid_t ppid);
 
 /* watch_tree.c */
-tnfctl_errcode_t watch_check_caller(pid_t pid);
 bool watch_caller_may_trace_all(void);
 tnfctl_errcode_t watch_add_descendants(unsigned int slot, pid_t root,
 				       struct tnfctl_watch_bpf *dl_skel);

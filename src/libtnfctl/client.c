@@ -53,6 +53,8 @@ struct tnf_agent {
 	uint32_t next_hid;
 	_Atomic bool dead; /* the reader has seen the end: every wait fails */
 	bool closing;	   /* our last handle is closed: the end is ours */
+	uid_t euid;	   /* whom the engine serves: our credentials at the connect */
+	uint64_t caps;
 	pthread_t reader;
 	pthread_cond_t dead_cond;
 	struct tnf_slot *slots[SLOT_BUCKETS];
@@ -465,6 +467,8 @@ static tnfctl_errcode_t agent_start(void)
 	}
 	a->engine_pidfd = engine_pid ? (int)syscall(SYS_pidfd_open, engine_pid, 0) : -1;
 	a->fork_gen = fork_gen;
+	a->euid = geteuid();
+	tnf_own_caps(&a->caps);
 	pthread_cond_init(&a->dead_cond, NULL);
 	/* The reader takes none of the caller's signals. */
 	sigfillset(&all);
@@ -508,12 +512,24 @@ bool tnf_client_engine_dead(struct tnfctl_handle *h)
 	return dead;
 }
 
+/*
+ * Our credentials are no longer those the engine was chosen for (a setuid,
+ * capabilities dropped): what we open from now on goes to an engine of the
+ * new ones, never through the old one's privileges.
+ */
+static bool agent_not_ours(const struct tnf_agent *a)
+{
+	uint64_t caps = 0;
+
+	return a->euid != geteuid() || tnf_own_caps(&caps) || caps != a->caps;
+}
+
 /* The current engine, started if needed, with one more user.  Under agent_lock. */
 static tnfctl_errcode_t agent_get_locked(struct tnf_agent **ap)
 {
 	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
 
-	if (cur && agent_dead(cur))
+	if (cur && (agent_dead(cur) || agent_not_ours(cur)))
 		cur = NULL; /* its handles still hold it */
 	if (!cur)
 		err = agent_start();

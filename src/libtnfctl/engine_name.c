@@ -23,7 +23,7 @@
 #include "proto.h"
 #include "target.h"
 
-static int own_caps(uint64_t *eff)
+int tnf_own_caps(uint64_t *eff)
 {
 	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
 	/* zeroed: valgrind takes capget's data for one struct, as in version 1 */
@@ -105,8 +105,8 @@ int tnf_engine_name(char name[TNF_ENGINE_NAME_MAX], const char *engine_path)
 	uint64_t caps;
 	int n;
 
-	if (!sc || stat(engine_path, &exe) || stat("/proc/self/ns/pid", &ns) || own_caps(&caps) ||
-	    cgroups_hash(&cg))
+	if (!sc || stat(engine_path, &exe) || stat("/proc/self/ns/pid", &ns) ||
+	    tnf_own_caps(&caps) || cgroups_hash(&cg))
 		return -1;
 	n = snprintf(full, sizeof(full), "tnfctl-engine/v%d/%u/%llx/%lx/%08x/%s/%lx:%lx%s%s",
 		     TNF_PROTO_VERSION, (unsigned)geteuid(), (unsigned long long)caps,
@@ -142,7 +142,7 @@ int tnf_peer_check(int sock, pid_t *pid)
 	/* pid 0: a process of another pid namespace, not visible in ours */
 	if (cr.uid != geteuid() || cr.pid <= 0)
 		return -EPERM;
-	if (own_caps(&mine) || tnf_proc_caps_eff(cr.pid, &its) || mine != its)
+	if (tnf_own_caps(&mine) || tnf_proc_caps_eff(cr.pid, &its) || mine != its)
 		return -EPERM;
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)cr.pid);
 	if (stat("/proc/self/ns/pid", &mine_ns) || stat(path, &its_ns) ||

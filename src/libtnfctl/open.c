@@ -13,24 +13,6 @@
 
 extern char **environ;
 
-/*
- * The tracer helper keeps the credentials it was started with; the caller's
- * own right to ptrace @pid is what counts (opening /proc/PID/mem makes the
- * kernel's ptrace access check with the caller's credentials).
- */
-static tnfctl_errcode_t check_caller_may_trace(pid_t pid)
-{
-	int fd = tnf_proc_open_task_file(pid, "mem");
-
-	if (fd >= 0) {
-		close(fd);
-		return TNFCTL_ERR_NONE;
-	}
-	if ((errno == ENOENT || errno == ESRCH) && !tnf_proc_kthread(pid))
-		return TNFCTL_ERR_NOPROCESS;
-	return TNFCTL_ERR_ACCES;
-}
-
 static tnfctl_errcode_t pid_open(pid_t pid, unsigned int flags, tnfctl_handle_t **retval)
 {
 	struct tnf_req req = {.op = TNF_OP_PID_OPEN, .pid = pid, .flags = flags};
@@ -53,7 +35,8 @@ static tnfctl_errcode_t pid_open(pid_t pid, unsigned int flags, tnfctl_handle_t 
 	req.arg = susp_fd >= 0;
 	if (tty_intr)
 		req.flags |= TNF_OPEN_TTY_INTR;
-	err = check_caller_may_trace(pid);
+	/* The engine keeps the credentials it was started with: ours are what count. */
+	err = tnf_check_may_trace(pid);
 	if (!err)
 		err = tnf_client_new_handle(&h);
 	if (err) {

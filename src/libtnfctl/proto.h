@@ -122,6 +122,7 @@ enum tnf_rep_flag {
 #define TNF_ENGINE_NAME_MAX 108 /* sun_path */
 int tnf_engine_name(char name[TNF_ENGINE_NAME_MAX], const char *engine_path);
 int tnf_peer_check(int sock, pid_t *pid);
+int tnf_own_caps(uint64_t *eff);
 
 /* ipc.c */
 int tnf_send(int sock, const void *buf, size_t len, int fd);

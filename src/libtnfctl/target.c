@@ -249,6 +249,23 @@ bool tnf_proc_kthread(pid_t pid)
 	return status_field(pid, "Kthread") == 1;
 }
 
+/*
+ * Whether we may ptrace @pid: opening /proc/PID/mem makes the kernel's
+ * ptrace access check with our credentials.
+ */
+tnfctl_errcode_t tnf_check_may_trace(pid_t pid)
+{
+	int fd = tnf_proc_open_task_file(pid, "mem");
+
+	if (fd >= 0) {
+		close(fd);
+		return TNFCTL_ERR_NONE;
+	}
+	if ((errno == ENOENT || errno == ESRCH) && !tnf_proc_kthread(pid))
+		return TNFCTL_ERR_NOPROCESS;
+	return TNFCTL_ERR_ACCES;
+}
+
 /* @sig queued for the whole process @pid (not yet acted on), from /proc/PID/status ShdPnd. */
 bool tnf_proc_sig_queued(pid_t pid, int sig)
 {

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <tnf/tnfctl.h>
 #include "tnfctl_events.h" /* TNF_RTLD_MAX_NS, the ticks */
 
 struct tnf_maps_info {
@@ -26,6 +27,7 @@ bool tnf_proc_traced_by(pid_t tgid, pid_t tracer);
 bool tnf_proc_sig_queued(pid_t pid, int sig);
 bool tnf_proc_sigstop_pending(pid_t pid);
 bool tnf_proc_kthread(pid_t pid);
+tnfctl_errcode_t tnf_check_may_trace(pid_t pid);
 bool tnf_proc_exiting(pid_t tid);
 bool tnf_proc_refused(pid_t pid);
 bool tnf_proc_job_stopped(pid_t pid);

@@ -22,6 +22,7 @@
 #include "internal.h"
 #include "exec_info.h"
 #include "proto.h"
+#include "target.h"
 #include "watch.h"
 
 #define RING_MIN     4096ull
@@ -538,9 +539,13 @@ fail:
 
 TNF_API tnfctl_errcode_t tnfctl_watch_open(pid_t root, unsigned int flags, tnfctl_watch_t **wp)
 {
+	tnfctl_errcode_t err;
+
 	if (!wp || (flags & ~TNFCTL_WATCH_DL))
 		return TNFCTL_ERR_BADARG;
 	if (root <= 0)
 		return TNFCTL_ERR_NOPROCESS;
-	return tnf_watch_new(root, flags, wp);
+	/* The engine checks with its credentials: ours are what count (as for pid_open). */
+	err = tnf_check_may_trace(root);
+	return err ?: tnf_watch_new(root, flags, wp);
 }
