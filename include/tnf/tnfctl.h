@@ -1033,13 +1033,25 @@ tnfctl_errcode_t tnfctl_event_exec_get(tnfctl_handle_t *hndl, struct tnfctl_exec
  * setgid image.  A process whose parent exited before the open was
  * reparented and is not part of the tree.
  *
- * The watch lives in the calling process (its own BPF object, maps and ring
- * buffer; no engine), so it needs what the BPF side of every open
- * needs (root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE) and BPF task
- * iterators (5.8) besides (without them the open fails with
- * TNFCTL_ERR_KERNEL; tested on 6.1, 6.12 and 6.18).  Watches are independent of
- * each other and of the handles of the stopping API; one thread at a time
- * per watch.  Every descriptor it opens is close-on-exec.
+ * A watch is served by the engine (tnfctl-engine(8)), as the handles are:
+ * the engine keeps one BPF object for all its watches, loaded at its first
+ * watch and attached while any is open, and gives each watch a slot in it
+ * and a ring buffer of its own, whose descriptor the caller holds and reads
+ * directly (no record passes through the engine, and no watch can read
+ * another's).  A process in several watched trees (nested or overlapping
+ * watches) is reported to each of them.  An open with an engine already
+ * running loads nothing: no BTF is read and no verifier runs.  An engine
+ * serves at most 64 watches at once (TNFCTL_ERR_ALLOCFAIL past that).  It
+ * needs what the BPF side of every open needs (root, or CAP_BPF +
+ * CAP_PERFMON + CAP_SYS_PTRACE) and BPF task iterators (5.8) and bpf_loop
+ * (5.17) besides (without them the open fails with TNFCTL_ERR_KERNEL;
+ * tested on 6.1, 6.12 and 6.18).  A watch holds three descriptors of its
+ * own (the ring buffer, an epoll set and a timer) beside the engine
+ * connection every handle and watch of the process shares.  Watches are
+ * independent of each other and of the handles of the stopping API; one
+ * thread at a time per watch.  If the engine is killed, tnfctl_watch_next()
+ * returns -TNFCTL_ERR_INTERNAL with errno ECONNRESET once the records
+ * written before are delivered.  Every descriptor it opens is close-on-exec.
  *
  * Delivery is batched: the kernel wakes the consumer only when a quarter of
  * the ring buffer is unread or when a record follows a quiet period, and
@@ -1062,13 +1074,6 @@ tnfctl_errcode_t tnfctl_event_exec_get(tnfctl_handle_t *hndl, struct tnfctl_exec
  *                         uprobe_multi links (6.6+); read once per process.
  *                         Each perf link's release waits for its own RCU
  *                         grace period (~0.1 s), one after the other.
- *   TNFCTL_SYNC_RELEASE   non-empty: tnfctl_watch_close() releases the
- *                         uprobe links itself, waiting for the kernel's
- *                         grace periods; read at each close.  Otherwise a
- *                         detached process (tnfctl-release, never the
- *                         caller's child) holds them until the close has
- *                         dropped its own and the kernel releases them in
- *                         its exit (tnfctl_watch_open(3)).
  * ---------------------------------------------------------------------
  */
 #define TNFCTL_WATCH_DELAY_MS 10
@@ -1077,8 +1082,9 @@ tnfctl_errcode_t tnfctl_event_exec_get(tnfctl_handle_t *hndl, struct tnfctl_exec
  * Flags of tnfctl_watch_open() and tnfctl_watch_exec().  TNFCTL_WATCH_DL
  * probes dlopen/dlmopen/dlclose in each libc the tree maps (seen at open and at each
  * EXEC: a process with a libc not seen before may dlopen unseen until then);
- * attaching and detaching those probes costs tenths of a second at open and
- * close, depending on how many processes map that libc.
+ * the engine attaches those probes once per libc for all its watches and
+ * keeps them until it ends, so only the first watch of an engine pays for
+ * the attach (tenths of a second where many processes map that libc).
  */
 #define TNFCTL_WATCH_DL 0x1u /* also report dlopen() and dlclose() calls */
 /*
@@ -1180,10 +1186,11 @@ int tnfctl_watch_fd(tnfctl_watch_t *w);
 uint64_t tnfctl_watch_lost(tnfctl_watch_t *w);
 
 /*
- * tnfctl_watch_close - detach every probe and free @w (NULL is accepted).
- * Kills, stops and reaps nothing: the tree runs on unwatched.  Returns
- * without waiting for the kernel to release the dlopen/dlclose uprobes (a
- * detached process does, see TNFCTL_SYNC_RELEASE above).
+ * tnfctl_watch_close - end the watch and free @w (NULL is accepted).
+ * Kills, stops and reaps nothing: the tree runs on unwatched.  The engine
+ * frees the watch's slot (its processes leave the engine's maps; its ring
+ * buffer goes with the caller's descriptor); the probes stay with the
+ * engine for its other watches, so nothing waits for a grace period.
  */
 void tnfctl_watch_close(tnfctl_watch_t *w);
 
