@@ -81,9 +81,10 @@ static inline pid_t engine_of_self(void)
 }
 
 struct engine_stats {
-	int slots;     /* watches open */
-	int tracked;   /* entries in the tracked map */
-	bool attached; /* the watch tracepoints are attached */
+	int slots;	    /* watches open */
+	int tracked;	    /* entries in the tracked map */
+	bool attached;	    /* the watch tracepoints are attached */
+	bool stop_attached; /* the stopping mode's tracepoints are attached */
 };
 
 /*
@@ -108,6 +109,7 @@ static inline void engine_stats(const char *name, int len, struct engine_stats *
 	st->slots = rep.exit_status;
 	st->tracked = rep.child_pid;
 	st->attached = rep.flags != 0;
+	st->stop_attached = rep.tid != 0;
 }
 
 #endif

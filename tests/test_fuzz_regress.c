@@ -27,7 +27,8 @@ static int corpus_files(const char *target, char names[][2 * PATH_MAX], int max)
 	assert_non_null(d);
 	while ((de = readdir(d)) && n < max)
 		if (!strncmp(de->d_name, "regress-", 8))
-			snprintf(names[n++], 2 * PATH_MAX, "%.*s/%s", PATH_MAX - 1, dir, de->d_name);
+			snprintf(names[n++], 2 * PATH_MAX, "%.*s/%s", PATH_MAX - 1, dir,
+				 de->d_name);
 	closedir(d);
 	return n;
 }
@@ -114,8 +115,8 @@ static void test_tnf_regressions(void **state)
 			for (k = 0; k < 4; k++) {
 				char *argv[] = {tnfdump, modes[k][0], names[i], NULL};
 
-				assert_clean_end(modes[k][0], names[i], run(argv, NULL, out, sizeof(out)),
-						 out);
+				assert_clean_end(modes[k][0], names[i],
+						 run(argv, NULL, out, sizeof(out)), out);
 			}
 		}
 		snprintf(ctfdir, sizeof(ctfdir), "/tmp/tl-fuzzreg-ctf-%d", (int)getpid());
@@ -123,7 +124,8 @@ static void test_tnf_regressions(void **state)
 			char *argv[] = {tnfdump, "--format=ctf", ctfdir, names[i], NULL};
 			char cmd[128];
 
-			assert_clean_end("--format=ctf", names[i], run(argv, NULL, out, sizeof(out)), out);
+			assert_clean_end("--format=ctf", names[i],
+					 run(argv, NULL, out, sizeof(out)), out);
 			snprintf(cmd, sizeof(cmd), "rm -rf %s", ctfdir);
 			assert_int_equal(system(cmd), 0);
 		}

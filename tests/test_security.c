@@ -172,8 +172,8 @@ static void unprivileged_tries(bool helper_first, pid_t suid_pid, pid_t other_pi
 	int st;
 	pid_t pid;
 
-	shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-		      -1, 0);
+	shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+		      0);
 	assert_true(shared != MAP_FAILED);
 	memset(shared, 0xff, sizeof(*shared));
 	fflush(stdout);
@@ -244,8 +244,7 @@ static void check_unpriv(const char *how, const struct unpriv_result *r)
 	if (r->exec_err != TNFCTL_ERR_ACCES) {
 		print_error("BUG: %s: exec_open of a set-uid (uid %d) program by uid %d gave %s, "
 			    "not ACCES; while it ran, the target's effective uid was %d\n",
-			    how, OTHER_UID,
-			    NOBODY, tl_err_name(r->exec_err), r->exec_euid);
+			    how, OTHER_UID, NOBODY, tl_err_name(r->exec_err), r->exec_euid);
 		bad = 1;
 	}
 	if (r->pid_suid_err != TNFCTL_ERR_ACCES || r->pid_other_err != TNFCTL_ERR_ACCES) {
@@ -410,7 +409,8 @@ static void test_buffer_alloc_in_sticky_tmp(void **state)
 	umask(old);
 }
 
-/* Runs @argv with stdin from @input (a string), stdout+stderr into @out; returns the wait status. */
+/* Runs @argv with stdin from @input (a string), stdout+stderr into @out; returns the wait status.
+ */
 static int run_tool(char *const argv[], const char *input, char *out, size_t len)
 {
 	char opath[PATH_MAX];
@@ -694,8 +694,8 @@ static void test_no_event_from_outside_the_tree(void **state)
 			tl_track_pid(c);
 			pp = ppid_of(c);
 			if (pp != root) {
-				print_error("FORK of %d (parent %d), not a child of the root %d\n", (int)c,
-					    (int)pp, (int)root);
+				print_error("FORK of %d (parent %d), not a child of the root %d\n",
+					    (int)c, (int)pp, (int)root);
 				foreign++;
 			}
 			forks++;

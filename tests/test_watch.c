@@ -1319,16 +1319,22 @@ static void test_watcher_killed_leaves_nothing(void **state)
 	tl_reap(q->pid);
 }
 
-/* A watch and a stopping-mode handle on one process at once: both see it through. */
+/*
+ * A watch and a stopping-mode handle on one process at once: both see it
+ * through.  The stopping mode's tracepoints are attached while it has a
+ * target only.
+ */
 static void test_watch_beside_handle(void **state)
 {
+	char name[TNF_ENGINE_NAME_MAX];
+	struct engine_stats es;
 	tnfctl_handle_t *h;
 	tnfctl_watch_t *w;
 	tnfctl_event_info_t info;
 	struct tl_proc *p;
 	struct wevs ev;
 	pid_t c;
-	int st, f, x;
+	int st, f, x, len;
 
 	(void)state;
 	tl_require_root();
@@ -1340,11 +1346,18 @@ static void test_watch_beside_handle(void **state)
 	tl_expect_event(h, NULL, TNFCTL_EVENT_FORK);
 	tl_info(h, &info);
 	c = info.child_pid;
+	len = engine_name(engine_of_self(), name);
+	engine_stats(name, len, &es);
+	assert_true(es.attached && es.stop_attached);
 	tl_send(p, "exit 9");
 	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
 	parse_forked(tl_expect(p, "forked "), c, &st);
 	assert_int_equal(st, 0);
 	tl_close(h, TNFCTL_TARG_DEFAULT);
+	/* an engine with no target: its stopping tracepoints are gone, the watch's stay */
+	engine_stats(name, len, &es);
+	assert_true(es.attached);
+	assert_false(es.stop_attached);
 	collect(w, &ev);
 	assert_int_equal(WEXITSTATUS(tl_reap(p->pid)), 9);
 	expect_counts(&ev, 1, 1, 2, 0);

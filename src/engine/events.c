@@ -96,14 +96,7 @@ int tnf_events_load(bool use_kfunc)
 	err = tnfctl_bpf__load(skel);
 	if (err)
 		goto fail;
-	/* Only the tracepoints here; uprobes are attached per object later. */
-	/* Kept in the skeleton's links: its destroy detaches and frees them. */
-	if (!(skel->links.on_fork = bpf_program__attach(skel->progs.on_fork)) ||
-	    !(skel->links.on_exec = bpf_program__attach(skel->progs.on_exec)) ||
-	    !(skel->links.on_exit = bpf_program__attach(skel->progs.on_exit))) {
-		err = -errno;
-		goto fail;
-	}
+	/* The tracepoints at the first target (attach_tracepoints), uprobes per object. */
 
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, NULL, NULL);
 	if (!rb) {
@@ -214,13 +207,53 @@ uint64_t tnf_events_lost(void)
  * entry that exists (a fork child the BPF side added) is updated only if it
  * is still that process's.
  */
+/*
+ * The fork/exec/exit tracepoints, attached while the engine has a target:
+ * an idle engine (lingering, resident, or serving only watches) costs the
+ * host's processes nothing.  Kept in the skeleton's links: its destroy
+ * detaches them.
+ */
+static int attach_tracepoints(void)
+{
+	if (skel->links.on_fork)
+		return 0;
+	if (!(skel->links.on_fork = bpf_program__attach(skel->progs.on_fork)) ||
+	    !(skel->links.on_exec = bpf_program__attach(skel->progs.on_exec)) ||
+	    !(skel->links.on_exit = bpf_program__attach(skel->progs.on_exit))) {
+		tnf_events_idle();
+		return -errno;
+	}
+	dbg("tracepoints attached\n");
+	return 0;
+}
+
+bool tnf_events_attached(void)
+{
+	return skel && skel->links.on_fork;
+}
+
+/* No target left: the tracepoints go (records already written stay in the ring). */
+void tnf_events_idle(void)
+{
+	if (!skel || !skel->links.on_fork)
+		return;
+	bpf_link__destroy(skel->links.on_fork);
+	bpf_link__destroy(skel->links.on_exec);
+	bpf_link__destroy(skel->links.on_exit);
+	skel->links.on_fork = skel->links.on_exec = skel->links.on_exit = NULL;
+	dbg("tracepoints detached: no target\n");
+}
+
 int tnf_events_track(pid_t tgid, unsigned int flags, uint64_t r_state_addr)
 {
 	struct tnf_tgid_state st = {.flags = flags, .r_state_addr = r_state_addr};
 	uint32_t key = tgid;
-	int fd = bpf_map__fd(skel->maps.tracked);
+	int fd = bpf_map__fd(skel->maps.tracked), e;
 	uint64_t ticks;
 
+	e = attach_tracepoints();
+	if (e)
+		return e;
 	errno = 0; /* only this read's errno says why */
 	ticks = tnf_start_ticks(tgid);
 

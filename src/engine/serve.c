@@ -211,6 +211,7 @@ static void on_unbound(struct tnf_peer from, const struct tnf_req *req)
 		memset(&rep, 0, sizeof(rep));
 		rep.kind = TNF_REP_DONE;
 		watches_stats(&rep);
+		rep.tid = tnf_events_attached(); /* the stopping mode's tracepoints */
 		srv_send_rep(from, &rep);
 		break;
 	case TNF_OP_DROP:
@@ -750,6 +751,8 @@ int tnf_tracer_main(int sock, const struct tnf_engine_opts *o)
 		tgt_reap_all();
 		tgt_evaluate_all();
 		tgt_free_destroyed();
+		if (!tgt_any())
+			tnf_events_idle();
 	}
 	dbg("exiting\n");
 	if (lfd >= 0)

@@ -164,6 +164,8 @@ int tnf_events_untrack(pid_t tgid);
 int tnf_events_attach_rtld(const char *ldso_path);
 int tnf_events_attach_libc(const char *libc_path);
 void tnf_events_untrack_all(void);
+void tnf_events_idle(void);
+bool tnf_events_attached(void);
 bool tnf_events_kfunc_available(void);
 /* BTF, tp_btf and the ring buffer: what the BPF object needs at all. */
 bool tnf_events_kernel_ok(void);

@@ -36,7 +36,12 @@ enum tnf_op {
 	 * buffer's descriptor and the slot.  DROP on hid ends it.
 	 */
 	TNF_OP_WATCH_OPEN,
-	TNF_OP_WATCH_STATS, /* the engine's watch maps, counted (any unused hid; tests) */
+	/*
+	 * Tests' view of the engine (any unused hid): DONE with exit_status the
+	 * open watches, child_pid the watch map's tracked processes, flags the
+	 * watch tracepoints attached, tid the stopping mode's.
+	 */
+	TNF_OP_WATCH_STATS,
 };
 
 /* TNF_OP_WATCH_OPEN: a command held before its exec (tnfctl_watch_exec): no descendants. */
