@@ -39,6 +39,8 @@ enum tnf_wlost {
  * process's mask, its ring buffer at that index of the `rings` map-of-maps.
  */
 #define TNF_WATCH_SLOTS 64
+/* A watch's ring buffer unless TNFCTL_WATCH_RINGBUF says otherwise (bytes). */
+#define TNF_WATCH_RING_DEFAULT (1ull << 20)
 
 /* Value of the tracked map (key: tgid): the watches whose tree holds it. */
 struct tnf_watch_proc {

@@ -1374,6 +1374,42 @@ static void test_watch_beside_handle(void **state)
 	w_close(w);
 }
 
+/*
+ * Slots are reused: a watch closed while its tree forks at full speed, then
+ * a watch of a quiet process, twelve times (a target record each; testlib has 16).  Each quiet
+ * watch sees exactly its process's EXIT, never a record of the busy tree (whose watch's slot and
+ * ring it may inherit).
+ */
+static void test_reused_slots_isolated(void **state)
+{
+	struct tl_proc *x, *y;
+	tnfctl_watch_t *wx, *wy;
+	struct wevs ev;
+	int round;
+
+	(void)state;
+	tl_require_root();
+	x = tl_start_target(tl.target, 0);
+	tl_send(x, "forkloop");
+	tl_expect(x, "forkloop");
+	for (round = 0; round < 12; round++) {
+		y = tl_start_target(tl.target, 0);
+		assert_int_equal(tnfctl_watch_open(x->pid, 0, &wx), TNFCTL_ERR_NONE);
+		assert_int_equal(tnfctl_watch_open(y->pid, 0, &wy), TNFCTL_ERR_NONE);
+		w_track(wy);
+		tnfctl_watch_close(wx);
+		tl_send(y, "exit 6");
+		collect(wy, &ev);
+		assert_int_equal(WEXITSTATUS(tl_reap(y->pid)), 6);
+		expect_counts(&ev, 0, 0, 1, 0);
+		assert_int_equal(ev.v[0].pid, y->pid);
+		free(ev.v);
+		w_close(wy);
+	}
+	kill(x->pid, SIGKILL);
+	tl_reap(x->pid);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1393,6 +1429,7 @@ int main(int argc, char **argv)
 		W_TEST(test_nested_trees),
 		W_TEST(test_watcher_killed_leaves_nothing),
 		W_TEST(test_watch_beside_handle),
+		W_TEST(test_reused_slots_isolated),
 		TL_FINAL_TEST,
 	};
 

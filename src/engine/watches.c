@@ -31,7 +31,6 @@ static struct {
 
 static struct tnfctl_watch_bpf *skel;
 static struct ring_buffer *notices;
-static unsigned int next_slot; /* slots are taken in turn: a closed one rests longest */
 static uint64_t opens;
 static bool legacy_exit; /* no group_dead in the exit tracepoint */
 static bool iter_all;	 /* the kernel cannot narrow a task iterator to one task (< 6.1) */
@@ -94,6 +93,8 @@ static tnfctl_errcode_t load(void)
 	}
 	skel = s;
 	srv_poll_fd(ring_buffer__epoll_fd(notices));
+	if (wrings_start(bpf_map__fd(s->maps.rings)))
+		dbg("watch: no thread for the ring pool: every open makes its ring\n");
 	dbg("watch: BPF object loaded\n");
 	return TNFCTL_ERR_NONE;
 }
@@ -220,10 +221,10 @@ static void slot_close(unsigned int s)
 
 	__atomic_and_fetch(&skel->bss->active, ~bit, __ATOMIC_SEQ_CST);
 	__atomic_and_fetch(&skel->bss->dl_mask, ~bit, __ATOMIC_SEQ_CST);
-	bpf_map_delete_elem(bpf_map__fd(skel->maps.rings), &s);
 	sweep(bit);
 	owners[s].used = false;
 	owners[s].conn = NULL;
+	wrings_put(s);
 	dbg("watch: slot %u closed\n", s);
 	if (!skel->bss->active)
 		detach_tracepoints();
@@ -239,20 +240,6 @@ static int slot_of(struct tnf_peer p)
 	return -1;
 }
 
-static int slot_take(void)
-{
-	unsigned int i, s;
-
-	for (i = 0; i < TNF_WATCH_SLOTS; i++) {
-		s = (next_slot + i) % TNF_WATCH_SLOTS;
-		if (!owners[s].used) {
-			next_slot = s + 1;
-			return (int)s;
-		}
-	}
-	return -1;
-}
-
 static uint64_t ring_bytes(uint64_t want)
 {
 	uint64_t s;
@@ -262,18 +249,22 @@ static uint64_t ring_bytes(uint64_t want)
 	return s;
 }
 
-/* The slot's ring, settings and counters, and the slot open (its tree still empty). */
-static tnfctl_errcode_t slot_open(unsigned int s, const struct tnf_req *req, int *ring_fd)
+/*
+ * A slot with its ring (watch_rings.c), settings and counters, open (its
+ * tree still empty); *@ring_fd: the ring's descriptor.
+ */
+static tnfctl_errcode_t slot_open(const struct tnf_req *req, int *slot, int *ring_fd)
 {
-	uint64_t bit = 1ull << s, size = ring_bytes(req->size);
-	uint64_t delay = req->delay_ns;
-	struct tnf_wslot_cfg *c = &skel->bss->wcfg[s];
-	int fd, err;
+	uint64_t size = ring_bytes(req->size), delay = req->delay_ns, bit;
+	struct tnf_wslot_cfg *c;
+	int s;
 
+	s = wrings_take(size, ring_fd);
+	if (s < 0)
+		return errno == ENOSPC ? TNFCTL_ERR_ALLOCFAIL : errno_err(errno);
+	bit = 1ull << s;
+	c = &skel->bss->wcfg[s];
 	sweep(bit);
-	fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "tnf_wring", 0, 0, size, NULL);
-	if (fd < 0)
-		return errno_err(errno);
 	if (delay < 1000000 || delay > 1000000000)
 		delay = TNFCTL_WATCH_DELAY_MS * 1000000ull;
 	c->delay_ns = delay;
@@ -283,15 +274,10 @@ static tnfctl_errcode_t slot_open(unsigned int s, const struct tnf_req *req, int
 	c->untrack_secure = !watch_caller_may_trace_all();
 	memset(&skel->data_wslots->wslots[s], 0, sizeof(skel->data_wslots->wslots[s]));
 	skel->data_wslots->wslots[s].gen = ++opens;
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.rings), &s, &fd, BPF_ANY)) {
-		err = errno;
-		close(fd);
-		return errno_err(err);
-	}
 	__atomic_or_fetch(&skel->bss->active, bit, __ATOMIC_SEQ_CST);
 	if (req->flags & TNFCTL_WATCH_DL)
 		__atomic_or_fetch(&skel->bss->dl_mask, bit, __ATOMIC_SEQ_CST);
-	*ring_fd = fd;
+	*slot = s;
 	return TNFCTL_ERR_NONE;
 }
 
@@ -311,12 +297,7 @@ static void op_open(struct tnf_peer from, const struct tnf_req *req)
 		srv_reply_err(from, err);
 		return;
 	}
-	s = slot_take();
-	if (s < 0) {
-		srv_reply_err(from, TNFCTL_ERR_ALLOCFAIL);
-		return;
-	}
-	err = slot_open(s, req, &ring_fd);
+	err = slot_open(req, &s, &ring_fd);
 	if (err) {
 		srv_reply_err(from, err);
 		return;
@@ -416,6 +397,8 @@ void watches_stats(struct tnf_rep *rep)
 
 void watches_unload(void)
 {
+	if (skel)
+		wrings_stop();
 	watch_detach_all();
 	ring_buffer__free(notices);
 	notices = NULL;

@@ -27,6 +27,13 @@ void watches_stats(struct tnf_rep *rep);
 void watches_unload(void);
 int watch_add(unsigned int slot, pid_t pid, pid_t ppid);
 
+/* watch_rings.c */
+int wrings_start(int rings_fd);
+void wrings_stop(void);
+int wrings_take(uint64_t size, int *fd);
+void wrings_put(unsigned int s);
+int wrings_used(void);
+
 /* watch_tree.c */
 bool watch_caller_may_trace_all(void);
 tnfctl_errcode_t watch_add_descendants(unsigned int slot, pid_t root,

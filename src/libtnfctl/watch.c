@@ -27,7 +27,7 @@
 
 #define RING_MIN     4096ull
 #define RING_MAX     (1ull << 30)
-#define RING_DEFAULT (1ull << 20)
+#define RING_DEFAULT TNF_WATCH_RING_DEFAULT
 
 /* A LOST or END in the queue, among the kernel's records. */
 enum {
