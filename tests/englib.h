@@ -85,6 +85,7 @@ struct engine_stats {
 	int tracked;	    /* entries in the tracked map */
 	bool attached;	    /* the watch tracepoints are attached */
 	bool stop_attached; /* the stopping mode's tracepoints are attached */
+	int uprobes;	    /* uprobe links, of both */
 };
 
 /*
@@ -110,6 +111,7 @@ static inline void engine_stats(const char *name, int len, struct engine_stats *
 	st->tracked = rep.child_pid;
 	st->attached = rep.flags != 0;
 	st->stop_attached = rep.tid != 0;
+	st->uprobes = rep.pid;
 }
 
 #endif

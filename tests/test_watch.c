@@ -1258,10 +1258,26 @@ static long long wait_stats(const char *name, int len, int slots, int tracked)
 	}
 }
 
+/* Until the engine holds no uprobe link, within the test's timeout. */
+static long long wait_uprobes(const char *name, int len)
+{
+	long long t0 = tl_now_ms(), end = t0 + tl.timeout_ms;
+	struct engine_stats st;
+
+	for (;;) {
+		engine_stats(name, len, &st);
+		if (!st.uprobes)
+			return tl_now_ms() - t0;
+		if (tl_now_ms() > end)
+			fail_msg("the engine still holds %d uprobe links", st.uprobes);
+		poll(NULL, 0, 20);
+	}
+}
+
 /*
  * A watcher killed with SIGKILL leaves nothing of its own in the engine's
  * maps, and watches opened and closed do not make them grow; the last
- * watch's close detaches the tracepoints.
+ * watch's close detaches the tracepoints, and the uprobes go soon after.
  */
 static void test_watcher_killed_leaves_nothing(void **state)
 {
@@ -1270,6 +1286,7 @@ static void test_watcher_killed_leaves_nothing(void **state)
 	struct tl_proc *p, *q;
 	struct engine_stats st;
 	tnfctl_watch_t *w0, *w;
+	tnfctl_handle_t *h;
 	int out[2], keep[] = {-1}, len, i;
 	long long ms;
 	pid_t watcher, engine;
@@ -1277,7 +1294,7 @@ static void test_watcher_killed_leaves_nothing(void **state)
 
 	(void)state;
 	tl_require_root();
-	p = tl_start_target(tl.target, 0);
+	p = tl_start_target(tl.target, 1);
 	q = tl_start_target(tl.target, 0);
 	assert_int_equal(tnfctl_watch_open(q->pid, 0, &w0), TNFCTL_ERR_NONE);
 	w_track(w0);
@@ -1305,14 +1322,24 @@ static void test_watcher_killed_leaves_nothing(void **state)
 	for (i = 0; i < 50; i++) {
 		assert_int_equal(tnfctl_watch_open(p->pid, i & 1 ? TNFCTL_WATCH_DL : 0, &w),
 				 TNFCTL_ERR_NONE);
+		if (i == 1) {
+			engine_stats(name, len, &st);
+			assert_true(st.uprobes > 0); /* a DL watch's */
+		}
 		tnfctl_watch_close(w);
 	}
 	/* a close is a DROP on the connection: ask again until the engine has read them */
 	wait_stats(name, len, 1, 1);
+	/* with no DL watch left, the libc uprobes go too (after the engine's linger for them) */
+	ms = wait_uprobes(name, len);
+	print_message("the uprobes were released %lld ms after the last DL watch\n", ms);
+	/* the last watch closed (a handle keeps the engine): its tracepoints go */
+	h = tl_pid_open(p->pid);
 	w_close(w0);
 	wait_stats(name, len, 0, 0);
 	engine_stats(name, len, &st);
 	assert_false(st.attached);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
 	tl_send(p, "exit 0");
 	tl_send(q, "exit 0");
 	tl_reap(p->pid);

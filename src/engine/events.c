@@ -348,6 +348,24 @@ int tnf_events_attach_libc(const char *libc_path)
 	return e;
 }
 
+size_t tnf_events_uprobes(void)
+{
+	return nattached;
+}
+
+/* The engine has had no target for a while: the uprobes go, on a thread of their own. */
+void tnf_events_release_uprobes(void)
+{
+	if (!nattached)
+		return;
+	dbg("releasing %zu uprobe links: no target\n", nattached);
+	tnf_uprobe_release_async(attached_links, nattached);
+	free(attached);
+	attached_links = NULL;
+	attached = NULL;
+	nattached = 0;
+}
+
 /* At the helper's exit: the uprobe links released together, not one by one. */
 void tnf_events_unload(void)
 {

@@ -212,6 +212,7 @@ static void on_unbound(struct tnf_peer from, const struct tnf_req *req)
 		rep.kind = TNF_REP_DONE;
 		watches_stats(&rep);
 		rep.tid = tnf_events_attached(); /* the stopping mode's tracepoints */
+		rep.pid = (int32_t)(tnf_events_uprobes() + watch_uprobes());
 		srv_send_rep(from, &rep);
 		break;
 	case TNF_OP_DROP:
@@ -569,6 +570,36 @@ static bool time_to_go(int *timeout)
 	return true;
 }
 
+/*
+ * A uprobe costs every process that maps its file (the kernel writes its
+ * breakpoint into each at mmap), used or not: a process start pays for the
+ * stopping mode's rtld probe and a watch's libc probes while they are
+ * attached.  So they are released once the engine has had no target and
+ * no DL watch for UPROBE_LINGER_MS (not at once: a caller that opens again
+ * soon finds them attached).  Returns the loop's timeout, shortened to that
+ * deadline.
+ */
+#define UPROBE_LINGER_MS 1000
+static int uprobes_linger(int timeout)
+{
+	static long long idle_since = -1;
+	long long left;
+
+	if (tgt_any() || watches_dl_any()) {
+		idle_since = -1;
+		return timeout;
+	}
+	if (idle_since < 0)
+		idle_since = now_ms();
+	left = idle_since + UPROBE_LINGER_MS - now_ms();
+	if (left <= 0) {
+		tnf_events_release_uprobes();
+		watches_release_uprobes();
+		return timeout;
+	}
+	return timeout < 0 || timeout > left ? (int)left : timeout;
+}
+
 /* ---- set-up and loop ---------------------------------------------------- */
 
 /* @sock: the first client's socket, or -1 (resident: no client yet). */
@@ -598,6 +629,12 @@ static void setup_process(int sock)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	tnf_debug_on = getenv("TNFCTL_DEBUG") != NULL;
+	/*
+	 * Links released here, never handed to a detached process (one that a
+	 * caller's subreaper would find): the engine's own threads wait out
+	 * the grace periods.
+	 */
+	setenv("TNFCTL_SYNC_RELEASE", "1", 1);
 	if (null >= 0) {
 		dup2(null, 0);
 		/* resident: its messages go where it was started (a unit's journal) */
@@ -719,6 +756,7 @@ int tnf_tracer_main(int sock, const struct tnf_engine_opts *o)
 	dbg("started, stop mode %s\n", use_kfunc ? "kfunc" : "ptrace");
 
 	while (!time_to_go(&timeout)) {
+		timeout = uprobes_linger(timeout);
 		n = epoll_wait(epfd, evs, 32, timeout);
 		if (n < 0 && errno != EINTR)
 			break;

@@ -165,6 +165,8 @@ int tnf_events_attach_rtld(const char *ldso_path);
 int tnf_events_attach_libc(const char *libc_path);
 void tnf_events_untrack_all(void);
 void tnf_events_idle(void);
+void tnf_events_release_uprobes(void);
+size_t tnf_events_uprobes(void);
 bool tnf_events_attached(void);
 bool tnf_events_kfunc_available(void);
 /* BTF, tp_btf and the ring buffer: what the BPF object needs at all. */

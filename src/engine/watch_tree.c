@@ -156,7 +156,7 @@ tnfctl_errcode_t watch_add_descendants(unsigned int slot, pid_t root,
 	return err;
 }
 
-/* The probed libcs and their links: the engine's, for every watch, until it ends. */
+/* The probed libcs and their links, for every DL watch (released when none is left: serve.c). */
 static struct {
 	dev_t dev;
 	ino_t ino;
@@ -219,10 +219,21 @@ void watch_attach_libc_of(struct tnfctl_watch_bpf *skel, pid_t pid)
 	}
 }
 
-void watch_detach_all(void)
+size_t watch_uprobes(void)
 {
-	tnf_uprobe_release_all(links, nlinks);
-	free(links);
+	return nlinks;
+}
+
+/* @async: on a thread of their own (the engine goes on); else here. */
+void watch_detach_all(bool async)
+{
+	if (async && nlinks) {
+		dbg("watch: releasing %zu uprobe links: no DL watch\n", nlinks);
+		tnf_uprobe_release_async(links, nlinks);
+	} else {
+		tnf_uprobe_release_all(links, nlinks);
+		free(links);
+	}
 	free(libcs);
 	links = NULL;
 	libcs = NULL;

@@ -395,11 +395,22 @@ void watches_stats(struct tnf_rep *rep)
 	rep->flags = skel && skel->links.on_fork; /* tracepoints attached */
 }
 
+/* A DL watch is open: the dlopen/dlclose uprobes are wanted. */
+bool watches_dl_any(void)
+{
+	return skel && skel->bss->dl_mask;
+}
+
+void watches_release_uprobes(void)
+{
+	watch_detach_all(true);
+}
+
 void watches_unload(void)
 {
 	if (skel)
 		wrings_stop();
-	watch_detach_all();
+	watch_detach_all(false);
 	ring_buffer__free(notices);
 	notices = NULL;
 	tnfctl_watch_bpf__destroy(skel);

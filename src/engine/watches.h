@@ -25,6 +25,8 @@ int watches_notice_fd(void);
 void watches_drain_notices(void);
 void watches_stats(struct tnf_rep *rep);
 void watches_unload(void);
+bool watches_dl_any(void);
+void watches_release_uprobes(void);
 int watch_add(unsigned int slot, pid_t pid, pid_t ppid);
 
 /* watch_rings.c */
@@ -39,6 +41,7 @@ bool watch_caller_may_trace_all(void);
 tnfctl_errcode_t watch_add_descendants(unsigned int slot, pid_t root,
 				       struct tnfctl_watch_bpf *dl_skel);
 void watch_attach_libc_of(struct tnfctl_watch_bpf *skel, pid_t pid);
-void watch_detach_all(void);
+void watch_detach_all(bool async);
+size_t watch_uprobes(void);
 
 #endif

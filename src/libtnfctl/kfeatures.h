@@ -68,6 +68,7 @@ int tnf_uprobe_attach(struct bpf_program *prog, bool ret, const char *path, uint
  * (link_release.c), else here, together, so their grace periods overlap.
  */
 void tnf_uprobe_release_all(struct tnf_ulink *l, size_t n);
+void tnf_uprobe_release_async(struct tnf_ulink *l, size_t n);
 int tnf_links_hand_off(const int *fds, size_t n);
 
 #endif

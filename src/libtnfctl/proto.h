@@ -39,7 +39,8 @@ enum tnf_op {
 	/*
 	 * Tests' view of the engine (any unused hid): DONE with exit_status the
 	 * open watches, child_pid the watch map's tracked processes, flags the
-	 * watch tracepoints attached, tid the stopping mode's.
+	 * watch tracepoints attached, tid the stopping mode's, pid the uprobe
+	 * links of both.
 	 */
 	TNF_OP_WATCH_STATS,
 };

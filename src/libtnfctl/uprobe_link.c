@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -102,4 +103,53 @@ void tnf_uprobe_release_all(struct tnf_ulink *l, size_t n)
 	}
 	free(th);
 	free(started);
+}
+
+struct release_job {
+	struct tnf_ulink *l;
+	size_t n;
+};
+
+static void *release_all_thread(void *arg)
+{
+	struct release_job *j = arg;
+
+	tnf_uprobe_release_all(j->l, j->n);
+	free(j->l);
+	free(j);
+	return NULL;
+}
+
+/*
+ * Release @n links on a detached thread (signals blocked): the grace
+ * periods off the caller's time.  @l (malloc'd) is taken over.
+ */
+void tnf_uprobe_release_async(struct tnf_ulink *l, size_t n)
+{
+	struct release_job *j = malloc(sizeof(*j));
+	sigset_t all, old;
+	pthread_attr_t at;
+	pthread_t th;
+	int e = -1;
+
+	if (!n) {
+		free(l);
+		free(j);
+		return;
+	}
+	if (j && !pthread_attr_init(&at)) {
+		j->l = l;
+		j->n = n;
+		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		e = pthread_create(&th, &at, release_all_thread, j);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pthread_attr_destroy(&at);
+	}
+	if (e) {
+		free(j);
+		tnf_uprobe_release_all(l, n);
+		free(l);
+	}
 }
