@@ -9,6 +9,7 @@
 #include <grp.h>
 #include <stdbool.h>
 #include <sys/syscall.h>
+#include <bpf/bpf.h>
 #include "testlib.h"
 #include "englib.h"
 
@@ -1437,6 +1438,56 @@ static void test_reused_slots_isolated(void **state)
 	tl_reap(x->pid);
 }
 
+/* The highest BPF program id in the system: a load, anywhere, makes a higher one. */
+static uint32_t last_prog_id(void)
+{
+	uint32_t id = 0, next;
+
+	while (!bpf_prog_get_next_id(id, &next))
+		id = next;
+	return id;
+}
+
+/*
+ * With the engine running (a watch open), more watches and a stopping-mode
+ * open load nothing: no program is loaded, so no verifier ran.
+ */
+static void test_warm_open_loads_nothing(void **state)
+{
+	tnfctl_watch_t *w0, *w1, *w2;
+	struct tl_proc *p, *q;
+	tnfctl_handle_t *h;
+	uint32_t before;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 1);
+	q = tl_start_target(tl.target, 0);
+	/* the first watch and the first handle: the engine loads what they need */
+	assert_int_equal(tnfctl_watch_open(q->pid, TNFCTL_WATCH_DL, &w0), TNFCTL_ERR_NONE);
+	w_track(w0);
+	h = tl_pid_open(p->pid);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+	before = last_prog_id();
+	assert_true(before > 0);
+	assert_int_equal(tnfctl_watch_open(p->pid, TNFCTL_WATCH_DL, &w1), TNFCTL_ERR_NONE);
+	w_track(w1);
+	assert_int_equal(tnfctl_watch_open(q->pid, 0, &w2), TNFCTL_ERR_NONE);
+	w_track(w2);
+	h = tl_pid_open(p->pid);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+	if (last_prog_id() != before)
+		fail_msg("BPF programs were loaded by warm opens (ids %u..%u)", before + 1,
+			 last_prog_id());
+	w_close(w2);
+	w_close(w1);
+	w_close(w0);
+	tl_send(p, "exit 0");
+	tl_send(q, "exit 0");
+	tl_reap(p->pid);
+	tl_reap(q->pid);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1457,6 +1508,7 @@ int main(int argc, char **argv)
 		W_TEST(test_watcher_killed_leaves_nothing),
 		W_TEST(test_watch_beside_handle),
 		W_TEST(test_reused_slots_isolated),
+		W_TEST(test_warm_open_loads_nothing),
 		TL_FINAL_TEST,
 	};
 
