@@ -67,11 +67,22 @@ struct {
 	__array(values, struct ring_tmpl);
 } rings SEC(".maps");
 
-/* The engine's: processes of DL watches that exec'd (a libc to probe). */
+/*
+ * The engine's: processes of DL watches that exec'd a file not seen before
+ * (a libc to probe).  Read on the engine's timer, not woken per record.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 16);
 } notices SEC(".maps");
+
+/* The files exec'd by DL watches' processes that the engine has looked at (or will). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct tnf_exe_key);
+	__type(value, u32);
+} exe_seen SEC(".maps");
 
 /* Scratch for a dl_args value (too big for the stack). */
 struct {
@@ -455,11 +466,22 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		if (!mask)
 			return 0;
 	}
-	/* A new image may map a libc the engine has not probed yet. */
-	if ((mask & dl_mask) && (nt = bpf_ringbuf_reserve(&notices, sizeof(*nt), 0))) {
-		nt->tgid = tgid;
-		nt->pad = 0;
-		bpf_ringbuf_submit(nt, 0);
+	/* A new image may map a libc the engine has not probed yet: once per file. */
+	if (mask & dl_mask) {
+		struct tnf_exe_key k = {
+			.dev = BPF_CORE_READ(bprm, file, f_inode, i_sb, s_dev),
+			.ino = BPF_CORE_READ(bprm, file, f_inode, i_ino),
+		};
+		u32 one = 1;
+
+		if (!bpf_map_lookup_elem(&exe_seen, &k) &&
+		    !bpf_map_update_elem(&exe_seen, &k, &one, BPF_NOEXIST) &&
+		    (nt = bpf_ringbuf_reserve(&notices, sizeof(*nt), 0))) {
+			nt->tgid = tgid;
+			nt->pad = 0;
+			nt->exe = k;
+			bpf_ringbuf_submit(nt, BPF_RB_NO_WAKEUP);
+		}
 	}
 	b = exec_begin(TNF_WREC_EXEC, p, old_pid, BPF_CORE_READ(bprm, filename), false, &off);
 	if (!b) {

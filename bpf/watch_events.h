@@ -38,7 +38,7 @@ enum tnf_wlost {
  * Watches an engine serves at once: a watch is a slot, its bit in a
  * process's mask, its ring buffer at that index of the `rings` map-of-maps.
  */
-#define TNF_WATCH_SLOTS 64
+#define TNF_WATCH_SLOTS	       64
 /* A watch's ring buffer unless TNFCTL_WATCH_RINGBUF says otherwise (bytes). */
 #define TNF_WATCH_RING_DEFAULT (1ull << 20)
 
@@ -140,10 +140,20 @@ struct tnf_watch_add {
 	unsigned int slot; /* the watch */
 };
 
-/* The engine's own notices (its `notices` ring): a DL watch's process exec'd. */
+/*
+ * The engine's own notices (its `notices` ring): a DL watch's process
+ * exec'd a file not seen before (key of the `exe_seen` map), whose libc the
+ * engine may not have probed yet.
+ */
+struct tnf_exe_key {
+	unsigned long long dev;
+	unsigned long long ino;
+};
+
 struct tnf_wnotice {
 	int tgid;
 	int pad;
+	struct tnf_exe_key exe;
 };
 
 #endif

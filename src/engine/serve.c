@@ -756,12 +756,13 @@ int tnf_tracer_main(int sock, const struct tnf_engine_opts *o)
 	dbg("started, stop mode %s\n", use_kfunc ? "kfunc" : "ptrace");
 
 	while (!time_to_go(&timeout)) {
-		timeout = uprobes_linger(timeout);
+		timeout = watches_timeout(uprobes_linger(timeout));
 		n = epoll_wait(epfd, evs, 32, timeout);
 		if (n < 0 && errno != EINTR)
 			break;
 		tgt_drain_records();
 		tgt_reap_all();
+		watches_drain_notices();
 		for (i = 0; i < n; i++) {
 			int fd = evs[i].data.fd;
 			struct tnf_conn *c;

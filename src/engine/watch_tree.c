@@ -181,10 +181,11 @@ static int attach(struct bpf_program *prog, bool ret, const char *path, uint64_t
 
 /*
  * Attach the dlopen/dlmopen/dlclose probes to the libc that @pid maps, once
- * per inode for the engine's life.  A uprobe fires in every process mapping
- * that file; the programs keep only the processes of DL watches.
+ * per inode.  A uprobe fires in every process mapping that file; the
+ * programs keep only the processes of DL watches.  False if @pid maps no
+ * libc (yet, or any more).
  */
-void watch_attach_libc_of(struct tnfctl_watch_bpf *skel, pid_t pid)
+bool watch_attach_libc_of(struct tnfctl_watch_bpf *skel, pid_t pid)
 {
 	struct tnf_elf_sym so, sc, sm;
 	struct tnf_maps_info mi;
@@ -194,16 +195,16 @@ void watch_attach_libc_of(struct tnfctl_watch_bpf *skel, pid_t pid)
 
 	tnf_proc_maps(pid, &mi); /* -1 without ld.so (static), libc may still be there */
 	if (!mi.has_libc || stat(mi.libc_path, &st))
-		return;
+		return false;
 	for (i = 0; i < nlibcs; i++)
 		if (libcs[i].dev == st.st_dev && libcs[i].ino == st.st_ino)
-			return;
+			return true;
 	if (tnf_elf_lookup(mi.libc_path, "dlopen", &so) ||
 	    tnf_elf_lookup(mi.libc_path, "dlclose", &sc))
-		return;
+		return true; /* a libc without them: nothing to probe */
 	nl = realloc(libcs, (nlibcs + 1) * sizeof(*libcs));
 	if (!nl)
-		return;
+		return false;
 	libcs = nl;
 	libcs[nlibcs].dev = st.st_dev;
 	libcs[nlibcs++].ino = st.st_ino;
@@ -217,6 +218,7 @@ void watch_attach_libc_of(struct tnfctl_watch_bpf *skel, pid_t pid)
 		attach(skel->progs.on_dlmopen, false, mi.libc_path, sm.file_off);
 		attach(skel->progs.on_dlopen_ret, true, mi.libc_path, sm.file_off);
 	}
+	return true;
 }
 
 size_t watch_uprobes(void)

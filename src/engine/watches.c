@@ -48,13 +48,20 @@ static tnfctl_errcode_t errno_err(int e)
 	return TNFCTL_ERR_INTERNAL;
 }
 
+/*
+ * A DL watch's process exec'd a file not seen before: its libc probed.  If
+ * it maps none (gone already, not mapped yet, static), the file is
+ * forgotten, so that its next exec is looked at again.
+ */
 static int on_notice(void *ctx, void *data, size_t len)
 {
 	const struct tnf_wnotice *n = data;
 
 	(void)ctx;
-	if (len >= sizeof(*n) && skel->bss->dl_mask)
-		watch_attach_libc_of(skel, n->tgid);
+	if (len < sizeof(*n) || !skel->bss->dl_mask)
+		return 0;
+	if (!watch_attach_libc_of(skel, n->tgid))
+		bpf_map_delete_elem(bpf_map__fd(skel->maps.exe_seen), &n->exe);
 	return 0;
 }
 
@@ -65,8 +72,10 @@ static tnfctl_errcode_t load(void)
 
 	if (skel)
 		return TNFCTL_ERR_NONE;
-	if (!tnf_kfeatures()->base || !tnf_kfeatures()->iter_task)
+	if (!tnf_kfeatures()->base || !tnf_kfeatures()->iter_task || !tnf_kfeatures()->loop) {
+		dbg("watch: the kernel lacks BPF task iterators or bpf_loop\n");
 		return TNFCTL_ERR_KERNEL;
+	}
 	s = tnfctl_watch_bpf__open();
 	if (!s)
 		return errno_err(errno);
@@ -89,7 +98,9 @@ static tnfctl_errcode_t load(void)
 	if (err) {
 		dbg("watch: cannot load the BPF object: %s\n", strerror(-err));
 		tnfctl_watch_bpf__destroy(s);
-		return errno_err(err);
+		/* the verifier's refusal on a kernel of other features is no internal error */
+		return err == -EPERM || err == -EACCES || err == -ENOMEM ? errno_err(err)
+									 : TNFCTL_ERR_KERNEL;
 	}
 	skel = s;
 	srv_poll_fd(ring_buffer__epoll_fd(notices));
@@ -367,6 +378,19 @@ void watches_conn_gone(struct tnf_conn *c)
 int watches_notice_fd(void)
 {
 	return notices ? ring_buffer__epoll_fd(notices) : -1;
+}
+
+/*
+ * The notices wake nobody (one per exec would cost each exec a wake-up of
+ * the engine): while a DL watch is open, the loop reads them at least every
+ * NOTICE_MS, by then the new image has mapped its libc.
+ */
+#define NOTICE_MS 20
+int watches_timeout(int timeout)
+{
+	if (!watches_dl_any())
+		return timeout;
+	return timeout < 0 || timeout > NOTICE_MS ? NOTICE_MS : timeout;
 }
 
 void watches_drain_notices(void)

@@ -22,6 +22,7 @@ struct tnfctl_watch_bpf;
 bool watch_op(struct tnf_peer from, const struct tnf_req *req);
 void watches_conn_gone(struct tnf_conn *c);
 int watches_notice_fd(void);
+int watches_timeout(int timeout);
 void watches_drain_notices(void);
 void watches_stats(struct tnf_rep *rep);
 void watches_unload(void);
@@ -40,7 +41,7 @@ int wrings_used(void);
 bool watch_caller_may_trace_all(void);
 tnfctl_errcode_t watch_add_descendants(unsigned int slot, pid_t root,
 				       struct tnfctl_watch_bpf *dl_skel);
-void watch_attach_libc_of(struct tnfctl_watch_bpf *skel, pid_t pid);
+bool watch_attach_libc_of(struct tnfctl_watch_bpf *skel, pid_t pid);
 void watch_detach_all(bool async);
 size_t watch_uprobes(void);
 

@@ -107,6 +107,7 @@ static void probe(void)
 		btf__find_by_name_kind(btf, "btf_trace_sched_process_exec", BTF_KIND_TYPEDEF) > 0 &&
 		has_enumerator(btf, "bpf_map_type", "BPF_MAP_TYPE_RINGBUF") && has_atomic_fetch();
 	kf.iter_task = btf__find_by_name_kind(btf, "bpf_iter__task", BTF_KIND_STRUCT) > 0;
+	kf.loop = has_enumerator(btf, "bpf_func_id", "BPF_FUNC_loop");
 	kf.send_signal_task =
 		btf__find_by_name_kind(btf, "bpf_send_signal_task", BTF_KIND_FUNC) > 0;
 	kf.exit_group_dead = exit_passes_group_dead(btf);

@@ -23,6 +23,7 @@ struct tnf_kfeatures {
 	 */
 	bool base;
 	bool iter_task;	       /* iter/task programs (5.8): the passive watch */
+	bool loop;	       /* the bpf_loop helper (5.17): the passive watch */
 	bool send_signal_task; /* kfunc bpf_send_signal_task (6.13+) */
 	bool exit_group_dead;  /* sched_process_exit passes group_dead (6.16+) */
 	bool uprobe_multi;     /* uprobe_multi links (6.6+), unless TNFCTL_NO_UPROBE_MULTI */
