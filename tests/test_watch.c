@@ -1488,6 +1488,45 @@ static void test_warm_open_loads_nothing(void **state)
 	tl_reap(q->pid);
 }
 
+/*
+ * The engine killed under an open watch: tnfctl_watch_next() fails with
+ * ECONNRESET once the records written before are read, and does not wait
+ * for an END that cannot come; the watched process runs on.
+ */
+static void test_engine_killed_under_watch(void **state)
+{
+	tnfctl_watch_event_t ev;
+	struct tl_proc *p;
+	tnfctl_watch_t *w;
+	pid_t engine;
+	int r, pidfd;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 0);
+	assert_int_equal(tnfctl_watch_open(p->pid, 0, &w), TNFCTL_ERR_NONE);
+	w_track(w);
+	engine = engine_of_self();
+	assert_true(engine > 0);
+	pidfd = tl_pidfd_open(engine);
+	assert_true(pidfd >= 0);
+	kill(engine, SIGKILL);
+	if (tl_pidfd_wait(pidfd, tl.timeout_ms))
+		fail_msg("the engine %d did not die", engine);
+	close(pidfd);
+	do
+		r = tnfctl_watch_next(w, &ev, tl.timeout_ms);
+	while (r == 1 && ev.kind != TNFCTL_WATCH_END);
+	if (r != -TNFCTL_ERR_INTERNAL || errno != ECONNRESET)
+		fail_msg("tnfctl_watch_next returned %d (errno %d), expected -INTERNAL, ECONNRESET",
+			 r, errno);
+	w_close(w);
+	tl_send(p, "ping");
+	tl_expect(p, "pong");
+	tl_send(p, "exit 0");
+	tl_reap(p->pid);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1509,6 +1548,7 @@ int main(int argc, char **argv)
 		W_TEST(test_watch_beside_handle),
 		W_TEST(test_reused_slots_isolated),
 		W_TEST(test_warm_open_loads_nothing),
+		W_TEST(test_engine_killed_under_watch),
 		TL_FINAL_TEST,
 	};
 
