@@ -523,7 +523,7 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 	struct pollfd pfd[2] = {{.events = POLLIN}, {.fd = wake_fd[0], .events = POLLIN}};
 	bool spawned = !pid, skip_exec = !pid, end = false;
 	int r = 0, status = -1, sig = 0, st, e, exec_errno = 0;
-	bool werr;
+	bool werr, lost_control = false;
 	tnfctl_errcode_t err;
 	unsigned long long lost;
 	tnfctl_watch_t *w;
@@ -605,7 +605,13 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 			}
 		sig = 0;
 		if (r < 0) {
-			msg("%s: %s", name, tnfctl_strerror(-r));
+			/* control lost (1): the tree runs on, unwatched, as in the stopping mode */
+			if (r == -TNFCTL_ERR_INTERNAL && errno == ECONNRESET)
+				msg("%s: the engine (tnfctl-engine) ended; no longer followed",
+				    name);
+			else
+				msg("%s: %s", name, tnfctl_strerror(-r));
+			lost_control = true;
 			break;
 		}
 		if (end)
@@ -626,6 +632,8 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 	werr = follow_out_close(now_ns());
 	if (werr)
 		msg("%s: write error", out_name);
+	if (lost_control)
+		return 1;
 	if (sig)
 		return werr ? 1 : 128 + sig; /* the tree runs on, unwatched */
 	/* Our own child: its status does not depend on a record that may be lost. */

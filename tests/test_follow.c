@@ -864,6 +864,62 @@ static void test_follow_engine_missing(void **state)
  * loop: once its tnfctl-engine has exited, nothing of the tree is stopped
  * or traced, and the exec_open'd bash is dead.
  */
+/*
+ * --no-stop whose engine is killed: tnfctl-follow says so and exits 1
+ * (control lost) at once, rather than the command's status at its end;
+ * the command runs on.
+ */
+static void test_follow_no_stop_engine_killed(void **state)
+{
+	char *argv[] = {tl.follow, "--no-stop", "--",
+			"/bin/sh", "-c",	"echo started; exec sleep 600",
+			NULL};
+	struct tl_proc *p = tl_proc_new();
+	struct tl_pinfo *ps;
+	pid_t engine = -1;
+	int out[2], n, i, st;
+	int said = 0;
+	char **env;
+	const char *line;
+
+	(void)state;
+	tl_require_root();
+	tl_proc_handed_over(p);
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	close(p->reply_r);
+	p->reply_r = out[0];
+	env = tl_env_build(NULL);
+	p->pid = tl_spawn(argv, env, out[1], NULL);
+	free(env);
+	close(out[1]);
+	while ((line = tl_read_line(p, tl.timeout_ms)) && !strstr(line, "started"))
+		;
+	assert_non_null(line);
+	/* the one engine among our descendants: tnfctl-follow's (tests' engines do not linger) */
+	n = tl_subtree(&ps);
+	for (i = 0; i < n; i++)
+		if (!strcmp(ps[i].comm, "tnfctl-engine")) {
+			if (engine > 0)
+				fail_msg("two tnfctl-engines: %d and %d", engine, ps[i].pid);
+			engine = ps[i].pid;
+		}
+	free(ps);
+	if (engine < 0)
+		fail_msg("no tnfctl-engine under tnfctl-follow %d", p->pid);
+	kill(engine, SIGKILL);
+	while ((line = tl_read_line(p, tl.timeout_ms)))
+		said |= strstr(line, "the engine (tnfctl-engine) ended; no longer followed") !=
+			NULL;
+	st = tl_reap(p->pid);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 1)
+		fail_msg("tnfctl-follow --no-stop: wait status 0x%x after its engine died, "
+			 "expected exit 1",
+			 st);
+	assert_true(said);
+	tl_kill_subtree(0);
+	tl_reap_children();
+}
+
 static void test_follow_killed_at_random_moments(void **state)
 {
 	char *argv[] = {
@@ -942,6 +998,7 @@ int main(void)
 		TL_TEST(test_follow_bash_tree),
 		TL_TEST(test_follow_tnfdemo),
 		TL_TEST(test_follow_no_stop_releases_nothing),
+		TL_TEST(test_follow_no_stop_engine_killed),
 		TL_TEST(test_follow_exit_status),
 		TL_TEST(test_follow_many_live_processes),
 		TL_TEST(test_follow_live_processes_hard_limit),

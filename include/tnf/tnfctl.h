@@ -1045,8 +1045,9 @@ tnfctl_errcode_t tnfctl_event_exec_get(tnfctl_handle_t *hndl, struct tnfctl_exec
  * needs what the BPF side of every open needs (root, or CAP_BPF +
  * CAP_PERFMON + CAP_SYS_PTRACE) and BPF task iterators (5.8) and bpf_loop
  * (5.17) besides (without them the open fails with TNFCTL_ERR_KERNEL;
- * tested on 6.1, 6.12 and 6.18).  A watch holds three descriptors of its
- * own (the ring buffer, an epoll set and a timer) beside the engine
+ * tested on 6.1, 6.12 and 6.18).  A watch holds four descriptors of its
+ * own (the ring buffer, libbpf's epoll set for it, an epoll set and a
+ * timer) beside the engine
  * connection every handle and watch of the process shares.  Watches are
  * independent of each other and of the handles of the stopping API; one
  * thread at a time per watch.  If the engine is killed, tnfctl_watch_next()
@@ -1160,7 +1161,7 @@ tnfctl_errcode_t tnfctl_watch_exec(const char *pgm, char *const argv[], char *co
 /*
  * tnfctl_watch_next - the next event, in the order the kernel wrote them.
  * @ev: filled when 1 is returned (caller-owned).  @timeout_ms: how long to
- * wait; 0 does not wait, -1 waits for ever.
+ * wait; 0 does not wait, -1 (any negative value) waits for ever.
  * Returns 1 with an event, 0 if none came within @timeout_ms or a signal
  * interrupted the wait, or a negative tnfctl_errcode_t (-TNFCTL_ERR_BADARG,
  * -TNFCTL_ERR_INTERNAL).  Records lost are reported in the stream by a LOST
