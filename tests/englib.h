@@ -21,17 +21,21 @@ static inline int engine_name(pid_t engine, char name[TNF_ENGINE_NAME_MAX])
 	while (len < 0 && fgets(line, sizeof(line), f)) {
 		unsigned long inode;
 		char sockname[256];
-		int fd;
+		struct dirent *de;
+		DIR *d;
 
 		/* Num RefCount Protocol Flags Type St Inode Path */
 		if (sscanf(line, "%*s %*s %*s %*s %*s %*s %lu %255s", &inode, sockname) != 2 ||
 		    strncmp(sockname, "@tnfctl-engine/", 15))
 			continue;
-		for (fd = 0; fd < 64; fd++) {
+		/* every descriptor of the engine: its BPF objects' put the socket anywhere */
+		snprintf(path, sizeof(path), "/proc/%d/fd", engine);
+		d = opendir(path);
+		while (d && (de = readdir(d))) {
 			char want[64];
 			ssize_t n;
 
-			snprintf(path, sizeof(path), "/proc/%d/fd/%d", engine, fd);
+			snprintf(path, sizeof(path), "/proc/%d/fd/%s", engine, de->d_name);
 			n = readlink(path, link, sizeof(link) - 1);
 			if (n <= 0)
 				continue;
@@ -44,6 +48,8 @@ static inline int engine_name(pid_t engine, char name[TNF_ENGINE_NAME_MAX])
 				break;
 			}
 		}
+		if (d)
+			closedir(d);
 	}
 	fclose(f);
 	if (len < 0)
