@@ -10,8 +10,11 @@
 #include <sys/un.h>
 #include "../src/libtnfctl/proto.h"
 
-/* The listening name of @engine ("@tnfctl-engine/..." in /proc/net/unix), its sun_path. */
-static inline int engine_name(pid_t engine, char name[TNF_ENGINE_NAME_MAX])
+/*
+ * The listening name of @engine ("@tnfctl-engine/..." in /proc/net/unix),
+ * its sun_path; its length, or -1 if it has none (a private engine).
+ */
+static inline int engine_name_of(pid_t engine, char name[TNF_ENGINE_NAME_MAX])
 {
 	char line[512], path[PATH_MAX], link[64];
 	FILE *f = fopen("/proc/net/unix", "re");
@@ -52,6 +55,14 @@ static inline int engine_name(pid_t engine, char name[TNF_ENGINE_NAME_MAX])
 			closedir(d);
 	}
 	fclose(f);
+	return len;
+}
+
+/* engine_name_of, failing the test if @engine has no name. */
+static inline int engine_name(pid_t engine, char name[TNF_ENGINE_NAME_MAX])
+{
+	int len = engine_name_of(engine, name);
+
 	if (len < 0)
 		fail_msg("engine %d listens on no @tnfctl-engine/ name", engine);
 	return len;

@@ -1302,7 +1302,17 @@ static void test_watcher_killed_leaves_nothing(void **state)
 	w_track(w0);
 	engine = engine_of_self();
 	assert_true(engine > 0);
-	len = engine_name(engine, name);
+	len = engine_name_of(engine, name);
+	if (len < 0) {
+		/* valgrind's LD_PRELOAD makes every engine private: nothing to share or ask */
+		print_message("skipped: the engine is private here (LD_PRELOAD: valgrind?)\n");
+		w_close(w0);
+		tl_send(p, "exit 0");
+		tl_send(q, "exit 0");
+		tl_reap(p->pid);
+		tl_reap(q->pid);
+		skip();
+	}
 	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
 	snprintf(arg, sizeof(arg), "%d", p->pid);
 	env = tl_env_build(NULL);
@@ -1375,18 +1385,23 @@ static void test_watch_beside_handle(void **state)
 	tl_expect_event(h, NULL, TNFCTL_EVENT_FORK);
 	tl_info(h, &info);
 	c = info.child_pid;
-	len = engine_name(engine_of_self(), name);
-	engine_stats(name, len, &es);
-	assert_true(es.attached && es.stop_attached);
+	/* a private engine (valgrind's LD_PRELOAD) has no name to ask it by */
+	len = engine_name_of(engine_of_self(), name);
+	if (len >= 0) {
+		engine_stats(name, len, &es);
+		assert_true(es.attached && es.stop_attached);
+	}
 	tl_send(p, "exit 9");
 	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
 	parse_forked(tl_expect(p, "forked "), c, &st);
 	assert_int_equal(st, 0);
 	tl_close(h, TNFCTL_TARG_DEFAULT);
 	/* an engine with no target: its stopping tracepoints are gone, the watch's stay */
-	engine_stats(name, len, &es);
-	assert_true(es.attached);
-	assert_false(es.stop_attached);
+	if (len >= 0) {
+		engine_stats(name, len, &es);
+		assert_true(es.attached);
+		assert_false(es.stop_attached);
+	}
 	collect(w, &ev);
 	assert_int_equal(WEXITSTATUS(tl_reap(p->pid)), 9);
 	expect_counts(&ev, 1, 1, 2, 0);
