@@ -65,8 +65,7 @@ struct tnf_wslot {
 	unsigned long long last_wake_ns; /* the last forced wake-up */
 	unsigned long long lost[2];	 /* TNF_WLOST_* */
 	long long nlive;		 /* processes of the tree still tracked */
-	unsigned long long gen;		 /* the open this slot serves (the engine's count) */
-	unsigned long long pad[2];
+	unsigned long long pad[3];
 };
 
 /*

@@ -864,6 +864,23 @@ static void test_follow_engine_missing(void **state)
  * loop: once its tnfctl-engine has exited, nothing of the tree is stopped
  * or traced, and the exec_open'd bash is dead.
  */
+/* @argv spawned as @p, its output (stdout and stderr) on p's reply pipe. */
+static void spawn_read_output(struct tl_proc *p, char *const *argv)
+{
+	int out[2];
+	char **env;
+
+	tl_proc_handed_over(p);
+	if (pipe2(out, O_CLOEXEC))
+		abort();
+	close(p->reply_r);
+	p->reply_r = out[0];
+	env = tl_env_build(NULL);
+	p->pid = tl_spawn(argv, env, out[1], NULL);
+	free(env);
+	close(out[1]);
+}
+
 /*
  * --no-stop whose engine is killed: tnfctl-follow says so and exits 1
  * (control lost) at once, rather than the command's status at its end;
@@ -877,21 +894,13 @@ static void test_follow_no_stop_engine_killed(void **state)
 	struct tl_proc *p = tl_proc_new();
 	struct tl_pinfo *ps;
 	pid_t engine = -1;
-	int out[2], n, i, st;
+	int n, i, st;
 	int said = 0;
-	char **env;
 	const char *line;
 
 	(void)state;
 	tl_require_root();
-	tl_proc_handed_over(p);
-	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
-	close(p->reply_r);
-	p->reply_r = out[0];
-	env = tl_env_build(NULL);
-	p->pid = tl_spawn(argv, env, out[1], NULL);
-	free(env);
-	close(out[1]);
+	spawn_read_output(p, argv);
 	while ((line = tl_read_line(p, tl.timeout_ms)) && !strstr(line, "started"))
 		;
 	assert_non_null(line);
@@ -936,22 +945,8 @@ static void test_follow_killed_at_random_moments(void **state)
 	for (run = 0; run < runs; run++) {
 		struct tl_proc *p = tl_proc_new();
 		int want = 1 + rand_r(&seed) % 40, got = 0, bad, stalled, ntracers;
-		char **env;
 
-		/* its output (stdout and stderr) comes back on p's reply pipe */
-		tl_proc_handed_over(p);
-		{
-			int out[2];
-
-			if (pipe2(out, O_CLOEXEC))
-				abort();
-			close(p->reply_r);
-			p->reply_r = out[0];
-			env = tl_env_build(NULL);
-			p->pid = tl_spawn(argv, env, out[1], NULL);
-			free(env);
-			close(out[1]);
-		}
+		spawn_read_output(p, argv);
 		while (got < want && tl_read_line(p, tl.timeout_ms))
 			got++;
 		/* a stalled follower is a failure too, but check the kill first */

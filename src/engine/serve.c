@@ -154,16 +154,7 @@ static void conn_send(struct tnf_conn *c, const void *buf, size_t len, int fd)
 }
 
 /* A reply to a handle that is gone (hid 0, or its connection closed) is dropped. */
-void srv_send_rep(struct tnf_peer to, struct tnf_rep *rep)
-{
-	if (!to.hid || !to.conn)
-		return;
-	rep->hid = to.hid;
-	rep->lost = tnf_events_lost();
-	conn_send(to.conn, rep, tnf_rep_len(rep), -1);
-}
-
-/* A reply with a descriptor (the caller keeps its own). */
+/* @fd: a descriptor that goes with it (the caller keeps its own), or -1. */
 void srv_send_rep_fd(struct tnf_peer to, struct tnf_rep *rep, int fd)
 {
 	if (!to.hid || !to.conn)
@@ -173,9 +164,9 @@ void srv_send_rep_fd(struct tnf_peer to, struct tnf_rep *rep, int fd)
 	conn_send(to.conn, rep, tnf_rep_len(rep), fd);
 }
 
-void srv_poll_fd(int fd)
+void srv_send_rep(struct tnf_peer to, struct tnf_rep *rep)
 {
-	watch_fd(fd);
+	srv_send_rep_fd(to, rep, -1);
 }
 
 void srv_reply_err(struct tnf_peer to, int err)
@@ -769,10 +760,6 @@ int tnf_tracer_main(int sock, const struct tnf_engine_opts *o)
 
 			if (fd == rb_fd)
 				continue;
-			if (fd == watches_notice_fd()) {
-				watches_drain_notices();
-				continue;
-			}
 			if (fd == sigfd) {
 				if (drain_signals() && !abandoning)
 					abandon_all();

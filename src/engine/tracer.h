@@ -128,7 +128,6 @@ extern bool tnf_debug_on; /* TNFCTL_DEBUG: a trace of what the engine does, on s
 	} while (0)
 void srv_send_rep(struct tnf_peer to, struct tnf_rep *rep);
 void srv_send_rep_fd(struct tnf_peer to, struct tnf_rep *rep, int fd);
-void srv_poll_fd(int fd);
 void srv_reply_err(struct tnf_peer to, int err);
 
 /* tracer.c: the state machine's entry points, for serve.c */

@@ -229,14 +229,3 @@ void wrings_put(unsigned int s)
 	pthread_cond_signal(&work);
 	pthread_mutex_unlock(&lock);
 }
-
-/* Slots in use (the tests' view). */
-int wrings_used(void)
-{
-	int n;
-
-	pthread_mutex_lock(&lock);
-	n = count(R_USED);
-	pthread_mutex_unlock(&lock);
-	return n;
-}

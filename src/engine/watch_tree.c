@@ -229,6 +229,8 @@ size_t watch_uprobes(void)
 /* @async: on a thread of their own (the engine goes on); else here. */
 void watch_detach_all(bool async)
 {
+	if (!nlinks && !nlibcs)
+		return;
 	if (async && nlinks) {
 		dbg("watch: releasing %zu uprobe links: no DL watch\n", nlinks);
 		tnf_uprobe_release_async(links, nlinks);

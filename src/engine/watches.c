@@ -31,7 +31,6 @@ static struct {
 
 static struct tnfctl_watch_bpf *skel;
 static struct ring_buffer *notices;
-static uint64_t opens;
 static bool legacy_exit; /* no group_dead in the exit tracepoint */
 static bool iter_all;	 /* the kernel cannot narrow a task iterator to one task (< 6.1) */
 static enum tnf_failed_exec failed_exec;
@@ -103,7 +102,6 @@ static tnfctl_errcode_t load(void)
 									 : TNFCTL_ERR_KERNEL;
 	}
 	skel = s;
-	srv_poll_fd(ring_buffer__epoll_fd(notices));
 	if (wrings_start(bpf_map__fd(s->maps.rings)))
 		dbg("watch: no thread for the ring pool: every open makes its ring\n");
 	dbg("watch: BPF object loaded\n");
@@ -284,7 +282,6 @@ static tnfctl_errcode_t slot_open(const struct tnf_req *req, int *slot, int *rin
 	c->argv_max = size / 8 < TNF_EXEC_ARGV_MAX ? size / 8 : TNF_EXEC_ARGV_MAX;
 	c->untrack_secure = !watch_caller_may_trace_all();
 	memset(&skel->data_wslots->wslots[s], 0, sizeof(skel->data_wslots->wslots[s]));
-	skel->data_wslots->wslots[s].gen = ++opens;
 	__atomic_or_fetch(&skel->bss->active, bit, __ATOMIC_SEQ_CST);
 	if (req->flags & TNFCTL_WATCH_DL)
 		__atomic_or_fetch(&skel->bss->dl_mask, bit, __ATOMIC_SEQ_CST);
@@ -375,11 +372,6 @@ void watches_conn_gone(struct tnf_conn *c)
 			slot_close(s);
 }
 
-int watches_notice_fd(void)
-{
-	return notices ? ring_buffer__epoll_fd(notices) : -1;
-}
-
 /*
  * The notices wake nobody (one per exec would cost each exec a wake-up of
  * the engine): while a DL watch is open, the loop reads them at least every
@@ -395,7 +387,7 @@ int watches_timeout(int timeout)
 
 void watches_drain_notices(void)
 {
-	if (notices)
+	if (watches_dl_any())
 		ring_buffer__consume(notices);
 }
 

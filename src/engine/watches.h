@@ -21,7 +21,6 @@ struct tnfctl_watch_bpf;
 /* watches.c */
 bool watch_op(struct tnf_peer from, const struct tnf_req *req);
 void watches_conn_gone(struct tnf_conn *c);
-int watches_notice_fd(void);
 int watches_timeout(int timeout);
 void watches_drain_notices(void);
 void watches_stats(struct tnf_rep *rep);
@@ -35,7 +34,6 @@ int wrings_start(int rings_fd);
 void wrings_stop(void);
 int wrings_take(uint64_t size, int *fd);
 void wrings_put(unsigned int s);
-int wrings_used(void);
 
 /* watch_tree.c */
 bool watch_caller_may_trace_all(void);

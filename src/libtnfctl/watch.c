@@ -62,13 +62,10 @@ static uint64_t env_u64(const char *name, uint64_t def, uint64_t min, uint64_t m
 	return v < min ? min : v > max ? max : v;
 }
 
+/* The bytes asked for; the engine rounds them up to a power of two. */
 static uint64_t ring_size(void)
 {
-	uint64_t want = env_u64("TNFCTL_WATCH_RINGBUF", RING_DEFAULT, RING_MIN, RING_MAX), s;
-
-	for (s = RING_MIN; s < want; s <<= 1)
-		;
-	return s;
+	return env_u64("TNFCTL_WATCH_RINGBUF", RING_DEFAULT, RING_MIN, RING_MAX);
 }
 
 /* Append one record (or pseudo record) to the queue. */
