@@ -153,7 +153,7 @@ static void test_effective_caps_dropped(void **state)
 {
 	static const int caps[] = {CAP_SYS_PTRACE, CAP_BPF,	     CAP_PERFMON,
 				   CAP_SYS_ADMIN,  CAP_DAC_OVERRIDE, CAP_MAP_FILES};
-	int i, r, n = cap_rounds(), bad = 0, st;
+	int i, r, n = cap_rounds(), bad = 0, tested = 0, st;
 	struct cap_result *res;
 	struct tl_proc *po;
 	pid_t pid;
@@ -182,6 +182,7 @@ static void test_effective_caps_dropped(void **state)
 					      cap_name(caps[i]));
 				continue;
 			}
+			tested++;
 			if (!r)
 				print_message(
 					"# without %s (effective): exec_open %s, pid_open %s, "
@@ -207,12 +208,17 @@ static void test_effective_caps_dropped(void **state)
 			tl_assert_running(po->pid, "after the open without a capability");
 		}
 	munmap(res, sizeof(*res));
-	print_message("# %d rounds of %zu capabilities, %d bad\n", n,
-		      sizeof(caps) / sizeof(caps[0]), bad);
-	if (bad)
-		fail_msg("%d opens gave something else than NONE or ACCES (BUG lines above)", bad);
+	print_message("# %d rounds of %zu capabilities, %d opens without one, %d bad\n", n,
+		      sizeof(caps) / sizeof(caps[0]), tested, bad);
 	tl_send(po, "exit 0");
 	tl_reap(po->pid);
+	if (bad)
+		fail_msg("%d opens gave something else than NONE or ACCES (BUG lines above)", bad);
+	/* no capability could be dropped (none held): nothing was tested */
+	if (!tested) {
+		print_message("SKIP: none of the capabilities is in the effective set\n");
+		skip();
+	}
 }
 
 int main(void)

@@ -6,6 +6,9 @@
  *    the real tnfdump in each output format (-r, -x, text, json, ctf);
  *  - fuzz_prex: the real prex controlling the bundled demo, the file on its
  *    stdin (then `quit kill`).
+ * Each target has at least one (regress-ctf-empty-string: an event whose
+ * first argument is an empty string, the fuzz_tnf crash 7d2f9d4 fixed in
+ * the CTF writer).
  * Each must end by itself with its documented status (tnfdump 0 or 1; prex
  * 0 or 1), by no signal, and say nothing a sanitizer says (the suite built
  * with SANITIZE=1 turns each of these crashes back into a report).
@@ -98,6 +101,9 @@ static void test_tnf_regressions(void **state)
 	find_corpus();
 	tl_path_of(tnfdump, "tnfdump");
 	n = corpus_files("fuzz_tnf", names, 64);
+	/* every kept crash is a regress-* file: none found is a broken tree, not a pass */
+	if (n == 0)
+		fail_msg("no tests/fuzz/corpus/fuzz_tnf/regress-* input");
 	for (i = 0; i < n; i++) {
 		struct tnf_datum rec = {0, NULL};
 		struct tnf_event ev;
@@ -144,6 +150,8 @@ static void test_prex_regressions(void **state)
 	find_corpus();
 	tl_path_of(prex, "prex");
 	n = corpus_files("fuzz_prex", names, 64);
+	if (n == 0)
+		fail_msg("no tests/fuzz/corpus/fuzz_prex/regress-* input");
 	snprintf(trace, sizeof(trace), "/tmp/tl-fuzzreg-%d.tnf", (int)getpid());
 	snprintf(script, sizeof(script), "/tmp/tl-fuzzreg-%d.prex", (int)getpid());
 	for (i = 0; i < n; i++) {

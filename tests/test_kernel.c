@@ -1042,7 +1042,7 @@ static void test_kernel_user_merged(void **state)
 	tnfctl_handle_t *h;
 	int64_t exec_t = -1, exit_t = -1, first_u = INT64_MAX, last_u = INT64_MIN;
 	uint32_t demo = 0;
-	int i, st, devnull;
+	int i, st, devnull, demo_u = 0;
 	pid_t pid;
 
 	(void)state;
@@ -1077,6 +1077,7 @@ static void test_kernel_user_merged(void **state)
 		assert_false(ut.v[i].kernel);
 		if (ut.v[i].pid != demo)
 			continue;
+		demo_u++;
 		if (ut.v[i].time < first_u)
 			first_u = ut.v[i].time;
 		if (ut.v[i].time > last_u)
@@ -1092,6 +1093,9 @@ static void test_kernel_user_merged(void **state)
 	}
 	if (exec_t < 0 || exit_t < 0)
 		fail_msg("no exec or exit record of the demo (pid %u) in the kernel trace", demo);
+	/* with none, the bounds below would compare nothing */
+	if (!demo_u)
+		fail_msg("no user event of the demo (pid %u) in its own trace", demo);
 	if (!(exec_t < first_u && last_u < exit_t))
 		fail_msg("not one clock: exec %lld, user events %lld..%lld, exit %lld",
 			 (long long)exec_t, (long long)first_u, (long long)last_u,
