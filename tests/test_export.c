@@ -23,7 +23,7 @@
 #include <spawn.h>
 #include "testlib.h"
 
-#define CHILD_SECS 30	  /* one tool run longer than this is a hang */
+#define CHILD_SECS (3 * tl.timeout_ms / 2000) /* one tool run longer is a hang (TL_TIMEOUT_MS) */
 #define MAX_EVENTS 256	  /* events of one test's files */
 #define MAX_LEAVES 64	  /* argument values of one event */
 #define LINE_MAX_  4096	  /* one output line */

@@ -18,7 +18,7 @@
 
 #define NVARIANTS   2000 /* damaged copies */
 #define PREFIX_STEP 509	 /* bytes between tested prefix lengths */
-#define CHILD_SECS  20	 /* a single run longer than this is a hang */
+#define CHILD_SECS  (tl.timeout_ms / 1000) /* a single run longer is a hang (TL_TIMEOUT_MS) */
 
 static char datadir[PATH_MAX];
 static char tnfdump[PATH_MAX];
