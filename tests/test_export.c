@@ -23,7 +23,8 @@
 #include <spawn.h>
 #include "testlib.h"
 
-#define CHILD_SECS (3 * tl.timeout_ms / 2000) /* one tool run longer is a hang (TL_TIMEOUT_MS) */
+/* one tool run longer than this is a hang (30 s at the default TL_TIMEOUT_MS) */
+#define CHILD_SECS (3 * tl.timeout_ms / 2000)
 #define MAX_EVENTS 256	  /* events of one test's files */
 #define MAX_LEAVES 64	  /* argument values of one event */
 #define LINE_MAX_  4096	  /* one output line */

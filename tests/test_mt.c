@@ -200,7 +200,8 @@ static void test_two_trees_from_two_threads(void **state)
 	follower_start(&t[0], NULL);
 	follower_start(&t[1], NULL);
 	if (tree_wait(&t[0], 3 * tl.timeout_ms) || tree_wait(&t[1], 3 * tl.timeout_ms))
-		fail_msg("the trees were not followed to their end within %d ms", 3 * tl.timeout_ms);
+		fail_msg("the trees were not followed to their end within %d ms",
+			 3 * tl.timeout_ms);
 	check_demo_tree(&t[0], "tree 1");
 	check_demo_tree(&t[1], "tree 2");
 }

@@ -577,11 +577,12 @@ static void test_target_of_other_uid(void **state)
 
 		if (!l || strncmp(l, "ready", 5)) {
 			st = tl_reap(pid);
-			/* 126: setuid refused; 127: execve or the loader refused (a 0700 directory) */
+			/* 126: setuid refused; 127: execve or ld.so refused (a 0700 dir) */
 			if (WIFEXITED(st) && (WEXITSTATUS(st) == 126 || WEXITSTATUS(st) == 127)) {
-				print_message("SKIP: uid 65534 cannot run the build tree's programs "
-					      "here (exit %d)\n",
-					      WEXITSTATUS(st));
+				print_message(
+					"SKIP: uid 65534 cannot run the build tree's programs "
+					"here (exit %d)\n",
+					WEXITSTATUS(st));
 				skip();
 			}
 			/* anything else is the preloaded runtime failing in that process */

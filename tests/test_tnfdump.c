@@ -18,7 +18,8 @@
 
 #define NVARIANTS   2000 /* damaged copies */
 #define PREFIX_STEP 509	 /* bytes between tested prefix lengths */
-#define CHILD_SECS  (tl.timeout_ms / 1000) /* a single run longer is a hang (TL_TIMEOUT_MS) */
+/* a single run longer than this is a hang (20 s at the default TL_TIMEOUT_MS) */
+#define CHILD_SECS  (tl.timeout_ms / 1000)
 
 static char datadir[PATH_MAX];
 static char tnfdump[PATH_MAX];
