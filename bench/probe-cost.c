@@ -2,8 +2,10 @@
 /*
  * probe-cost - what a probe costs, side by side in one run: ns per loop
  * iteration (a) without a probe, (b) with a disabled probe, (c) with an
- * enabled, traced probe of two arguments (tnf_long, tnf_string); median of
- * several rounds; then bytes of trace file per 1000 events.  Run with
+ * enabled, traced probe of two arguments (tnf_long, tnf_string); each round
+ * runs the three loops back to back, and the costs over no probe are the
+ * median of the per-round differences; then bytes of trace file per 1000
+ * events.  Run with
  * libtnfprobe in LD_PRELOAD (make bench does); it is its own controller.
  */
 #include <stdio.h>
@@ -72,7 +74,7 @@ int main(void)
 {
 	const char *file = "/tmp/probe-cost.tnf";
 	size_t size = 64u << 20;
-	double r[3][ROUNDS];
+	double r[3][ROUNDS], d[3][ROUNDS];
 	uint64_t t0, t1;
 	char *map;
 	int i, k, fd;
@@ -87,15 +89,23 @@ int main(void)
 		r[0][k] = per_call(loop_plain, ITERS);
 		r[1][k] = per_call(loop_disabled, ITERS);
 		r[2][k] = per_call(loop_traced, ITERS);
+		/* the cost over the loop without a probe of the same round */
+		d[1][k] = r[1][k] - r[0][k];
+		d[2][k] = r[2][k] - r[0][k];
 	}
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 3; i++) {
 		qsort(r[i], ROUNDS, sizeof(double), cmp);
-	printf("probe-cost: ns per iteration, median of %d rounds of %d\n", ROUNDS, ITERS);
+		if (i)
+			qsort(d[i], ROUNDS, sizeof(double), cmp);
+	}
+	printf("probe-cost: ns per iteration, median of %d rounds of %d;\n"
+	       "  (+x): median (min..max) of the per-round differences from no probe\n",
+	       ROUNDS, ITERS);
 	printf("  no probe               %7.2f\n", r[0][ROUNDS / 2]);
-	printf("  disabled probe         %7.2f  (+%.2f)\n", r[1][ROUNDS / 2],
-	       r[1][ROUNDS / 2] - r[0][ROUNDS / 2]);
-	printf("  traced 2-arg probe     %7.2f  (+%.2f)\n", r[2][ROUNDS / 2],
-	       r[2][ROUNDS / 2] - r[0][ROUNDS / 2]);
+	for (i = 1; i < 3; i++)
+		printf("  %-22s %7.2f  (%+.2f; %+.2f..%+.2f)\n",
+		       i == 1 ? "disabled probe" : "traced 2-arg probe", r[i][ROUNDS / 2],
+		       d[i][ROUNDS / 2], d[i][0], d[i][ROUNDS - 1]);
 
 	/* data blocks handed out (file header ticket) per events written */
 	fd = open(file, O_RDONLY | O_CLOEXEC);
