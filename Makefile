@@ -261,6 +261,17 @@ stress: tests
 check: tests
 	$(SAN_ENV) B=$(B) tests/run-tests
 
+# The shared libraries' ABI against the record in abi/ (tests/abi/abi-check:
+# any difference fails), and that the check refuses a field inserted into a
+# public struct (a throwaway build); abi-record rewrites the record after a
+# deliberate, compatible change (say why in the commit).
+abi-check: $(B)/libtnfctl.so.1 $(B)/libtnfprobe.so.1
+	tests/abi/abi-check $(B)
+	tests/abi/abi-check-catches
+
+abi-record: $(B)/libtnfctl.so.1 $(B)/libtnfprobe.so.1
+	tests/abi/abi-check --record $(B)
+
 # make check-kernel KERNEL=<Debian kernel package, .deb or vmlinuz> [TL_TESTS=...]
 # [TL_MODES=...]: the suite (or that part) on that kernel, booted in qemu,
 # with this build (tests/kernel/check-kernel says how).
@@ -425,7 +436,7 @@ format:
 clean:
 	rm -rf $(B)
 
-.PHONY: all tests check check-kernel stress sanitize memcheck tsan tsan-run demo bench install uninstall vmlinux format clean
+.PHONY: all tests check abi-check abi-record check-kernel stress sanitize memcheck tsan tsan-run demo bench install uninstall vmlinux format clean
 .SECONDARY:
 
 -include $(CTL_OBJS:.o=.d) $(ENGINE_SRCS:%.c=$(B)/%.d) $(PROBE_OBJS:.o=.d) $(TNF_OBJS:.o=.d) $(DUMP_OBJS:.o=.d)

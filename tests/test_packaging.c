@@ -188,26 +188,35 @@ static void header_functions(char *names, size_t size)
 	}
 }
 
-/* Names between "global:" and "local:" of a version script. */
+/* The names of every version node's global: list of a version script. */
 static void map_globals(const char *rel, char *names, size_t size)
 {
-	char path[PATH_MAX], text[16384], *p, *end, *save = NULL, *w;
+	char path[PATH_MAX], text[16384], *p, *end, *save, *w;
+	int nodes = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", root, rel);
 	if (tl_read_file(path, text, sizeof(text)) <= 0)
 		fail_msg("cannot read %s", path);
-	p = strstr(text, "global:");
-	end = p ? strstr(p, "local:") : NULL;
-	if (!p || !end)
-		fail_msg("%s: no global:/local: sections", path);
-	*end = '\0';
 	names[0] = '\0';
-	for (w = strtok_r(p + 7, " \t\n;", &save); w; w = strtok_r(NULL, " \t\n;", &save)) {
-		if (strlen(names) + strlen(w) + 2 >= size)
-			fail_msg("too many names in %s", path);
-		strcat(names, w);
-		strcat(names, " ");
+	/* each version node's global: list, up to its local: or its end */
+	for (p = strstr(text, "global:"); p; p = end ? strstr(end + 1, "global:") : NULL) {
+		end = strpbrk(p, "}");
+		if (!end)
+			fail_msg("%s: a version node without its end", path);
+		*end = '\0';
+		if (strstr(p, "local:"))
+			*strstr(p, "local:") = '\0';
+		save = NULL;
+		for (w = strtok_r(p + 7, " \t\n;", &save); w; w = strtok_r(NULL, " \t\n;", &save)) {
+			if (strlen(names) + strlen(w) + 2 >= size)
+				fail_msg("too many names in %s", path);
+			strcat(names, w);
+			strcat(names, " ");
+		}
+		nodes++;
 	}
+	if (!nodes)
+		fail_msg("%s: no global: section", path);
 }
 
 /* The dynamic symbols a library defines (version nodes left out). */

@@ -62,6 +62,19 @@
  *    and the handle usable, as an EINTR would.  The opens and
  *    tnfctl_close() are no cancellation points.
  *  - A target is only ever controlled if the caller could ptrace it.
+ *
+ * ABI: libtnfctl.so.1 versions its symbols.  The Solaris API, the
+ * functions of tnfctl_*(3TNF), is version node TNFCTL_1, which never
+ * changes; the Linux extensions (the functions marked so below) are
+ * TNFCTL_LINUX_0.1, and each later release's additions a node of their
+ * own, TNFCTL_LINUX_<major>.<minor>, inheriting the one before.  A
+ * program records the node of each function it uses, so the loader
+ * refuses one built against a later release on an older library (with
+ * "version TNFCTL_LINUX_... not found") instead of failing at the call.
+ * Public structs never change layout: one that may gain fields starts
+ * with a size field (sz) the caller sets, and the library reads and
+ * writes no byte past it.  The ABI is recorded in abi/ and checked by
+ * `make abi-check` (libabigail's abidiff).
  */
 #ifndef _TNF_TNFCTL_H
 #define _TNF_TNFCTL_H
