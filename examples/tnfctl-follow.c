@@ -5,8 +5,8 @@
  *	tnfctl-follow [--no-stop] [--format=text|ndjson|json] [-o FILE] -- CMD [ARGS...]
  *	tnfctl-follow [--no-stop] [--format=text|ndjson|json] [-o FILE] -p PID
  *
- * Starts CMD under control (tnfctl_exec_open_flags) or attaches to PID
- * (tnfctl_pid_open_flags), then follows every process of the tree and prints
+ * Starts CMD under control (tnfctl_exec_open_opts) or attaches to PID
+ * (tnfctl_pid_open_opts), then follows every process of the tree and prints
  * one line per event: milliseconds since start, pid, event, details (or, with
  * --format, one JSON object per event, or a Perfetto trace: follow_out.c).  It
  * never touches a probe, so it opens with TNFCTL_OPEN_NOPROBES: no process's
@@ -533,11 +533,16 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 	unsigned int bits;
 
 	errno = 0;
-	if (pid)
-		err = tnfctl_watch_open(pid, TNFCTL_WATCH_DL, &w);
-	else
-		err = tnfctl_watch_exec(name, cmd, NULL, TNFCTL_WATCH_DL | TNFCTL_WATCH_FOREGROUND,
-					&w, &pid);
+	if (pid) {
+		TNFCTL_OPTS(tnfctl_watch_opts, opts, .flags = TNFCTL_WATCH_DL);
+
+		err = tnfctl_watch_open_opts(pid, &opts, &w);
+	} else {
+		TNFCTL_OPTS(tnfctl_watch_opts, opts,
+			    .flags = TNFCTL_WATCH_DL | TNFCTL_WATCH_FOREGROUND);
+
+		err = tnfctl_watch_exec_opts(name, cmd, NULL, &opts, &w, &pid);
+	}
 	e = errno;
 	if (err != TNFCTL_ERR_NONE) {
 		follow_out_close(now_ns()); /* -o is left well-formed, with no event */
@@ -770,12 +775,15 @@ int main(int argc, char **argv)
 	/* No probes, no preload; CMD in our job, on our terminal. */
 	errno = 0;
 	if (pid) {
+		TNFCTL_OPTS(tnfctl_open_opts, opts, .flags = OPEN_FLAGS);
+
 		name = pid_arg;
-		err = tnfctl_pid_open_flags(pid, OPEN_FLAGS, &h);
+		err = tnfctl_pid_open_opts(pid, &opts, &h);
 	} else {
+		TNFCTL_OPTS(tnfctl_open_opts, opts, .flags = OPEN_FLAGS | TNFCTL_OPEN_FOREGROUND);
+
 		name = argv[optind];
-		err = tnfctl_exec_open_flags(name, &argv[optind], NULL, NULL, NULL,
-					     OPEN_FLAGS | TNFCTL_OPEN_FOREGROUND, &h);
+		err = tnfctl_exec_open_opts(name, &argv[optind], NULL, &opts, &h);
 	}
 	e = errno;
 	if (err != TNFCTL_ERR_NONE) {

@@ -477,17 +477,25 @@ static int bomb_parse(const char *path, struct bomb_proc *bp, int n)
 	return cnt;
 }
 
-static pid_t watch_exec_self(char **argv, unsigned int flags, tnfctl_watch_t **w)
+static pid_t watch_exec_self_opts(char **argv, const struct tnfctl_watch_opts *opts,
+				  tnfctl_watch_t **w)
 {
 	tnfctl_errcode_t err;
 	pid_t pid = -1;
 
-	err = tnfctl_watch_exec(self_exe, argv, NULL, flags, w, &pid);
+	err = tnfctl_watch_exec_opts(self_exe, argv, NULL, opts, w, &pid);
 	if (err != TNFCTL_ERR_NONE)
-		fail_msg("tnfctl_watch_exec: %s", tnfctl_strerror(err));
+		fail_msg("tnfctl_watch_exec_opts: %s", tnfctl_strerror(err));
 	w_track(*w);
 	tl_track_pid(pid);
 	return pid;
+}
+
+static pid_t watch_exec_self(char **argv, unsigned int flags, tnfctl_watch_t **w)
+{
+	TNFCTL_OPTS(tnfctl_watch_opts, opts, .flags = flags);
+
+	return watch_exec_self_opts(argv, &opts, w);
 }
 
 /*
@@ -870,13 +878,15 @@ static void test_descendants_at_open(void **state)
 }
 
 /*
- * A 4 KiB ring that nobody reads while 300 processes come and go: records
- * are lost, and every one of them is accounted for (LOST events, holes in
- * seq, tnfctl_watch_lost), never silently.
+ * A 4 KiB ring (the ring_size option; $TNFCTL_WATCH_RINGBUF in test_faults)
+ * that nobody reads while 300 processes come and go: records are lost, and
+ * every one of them is accounted for (LOST events, holes in seq,
+ * tnfctl_watch_lost), never silently.
  */
 static void test_lost_records_reported(void **state)
 {
 	char log[64], n[] = "300", *argv[] = {self_exe, "--wl", "bomb", n, log, NULL};
+	TNFCTL_OPTS(tnfctl_watch_opts, opts, .ring_size = 4096);
 	uint64_t lost = 0, maxseq = 0;
 	tnfctl_watch_t *w;
 	struct wevs ev;
@@ -886,9 +896,7 @@ static void test_lost_records_reported(void **state)
 	(void)state;
 	tl_require_root();
 	log_new(log);
-	setenv("TNFCTL_WATCH_RINGBUF", "4096", 1);
-	root = watch_exec_self(argv, 0, &w);
-	unsetenv("TNFCTL_WATCH_RINGBUF");
+	root = watch_exec_self_opts(argv, &opts, &w);
 	/* The whole tree ends before a single record is read. */
 	assert_int_equal(tl_waitpid_timeout(root, &st, 0, tl.timeout_ms), root);
 	assert_int_equal(st, 0);

@@ -35,9 +35,10 @@
  *    $TNFCTL_ENGINE_LINGER seconds (5 by default).  If a controller dies,
  *    the engine resumes every target it attached to and kills every
  *    exec_open'd target of it not yet released, so no process is ever left
- *    stopped; other controllers' targets are not touched.  An engine that cannot be started fails the open with
- *    TNFCTL_ERR_INTERNAL (errno says why: ENOENT, EACCES, ...; the library
- *    writes one line naming the path and the reason to stderr), or
+ *    stopped; other controllers' targets are not touched.  An engine
+ *    that cannot be started fails the open with TNFCTL_ERR_INTERNAL
+ *    (errno says why: ENOENT, EACCES, ...; the library writes one line
+ *    naming the path and the reason to stderr), or
  *    TNFCTL_ERR_ALLOCFAIL when out of memory or processes.  If the engine
  *    dies (killed), the library resumes every handle's target (SIGCONT),
  *    unless it was exec_open'd and not released (those die with the
@@ -81,6 +82,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h> /* memset, for TNFCTL_OPTS */
 #include <sys/types.h>
 
 #ifdef __cplusplus
@@ -854,6 +856,26 @@ tnfctl_errcode_t tnfctl_filter_list_delete(tnfctl_handle_t *hndl, pid_t pid);
  */
 #define TNFCTL_LINUX_EXTENSIONS 1
 
+/*
+ * Options structs (struct tnfctl_open_opts, struct tnfctl_watch_opts), as
+ * libbpf's: the first field, sz, is the size of the struct the caller was
+ * built with; fields are only ever added at the end.  Declare one with
+ *
+ *	TNFCTL_OPTS(tnfctl_watch_opts, opts, .flags = TNFCTL_WATCH_DL);
+ *
+ * which zero-fills it (padding included) and sets sz.  The library reads no
+ * byte past sz (a field past it has its default), and refuses with
+ * TNFCTL_ERR_BADARG an sz smaller than sizeof(size_t) or any non-zero byte
+ * past the fields it knows (a newer program asking for an option this
+ * library lacks).  A NULL options pointer means every default.  The struct
+ * is the caller's; the library keeps no pointer into it after the call.
+ */
+#define TNFCTL_OPTS(TYPE, NAME, ...)                                                               \
+	struct TYPE NAME = ({                                                                      \
+		memset(&NAME, 0, sizeof(struct TYPE));                                             \
+		(struct TYPE){.sz = sizeof(struct TYPE), __VA_ARGS__};                             \
+	})
+
 /* Details of the last event tnfctl_continue() returned on a handle. */
 typedef struct tnfctl_event_info {
 	tnfctl_event_t event; /* the event itself */
@@ -984,6 +1006,35 @@ tnfctl_errcode_t tnfctl_exec_open_flags(const char *pgmname, char *const *argv,
 					const char *libtnfprobe_path, unsigned int flags,
 					tnfctl_handle_t **retval);
 tnfctl_errcode_t tnfctl_pid_open_flags(pid_t pid, unsigned int flags, tnfctl_handle_t **retval);
+
+/* Options of tnfctl_exec_open_opts() and tnfctl_pid_open_opts(). */
+struct tnfctl_open_opts {
+	size_t sz;		      /* sizeof(struct tnfctl_open_opts): TNFCTL_OPTS sets it */
+	unsigned int flags;	      /* TNFCTL_OPEN_* (pid_open: NOPROBES only); default 0 */
+	const char *ld_preload;	      /* exec only: as tnfctl_exec_open()'s; default NULL */
+	const char *libtnfprobe_path; /* exec only: as tnfctl_exec_open()'s; default NULL */
+};
+
+/*
+ * tnfctl_exec_open_opts - tnfctl_exec_open() with options (Linux
+ * extension; the way to start a program with options, which later releases
+ * extend in @opts, never with a new function).  @pgmname, @argv, @envp,
+ * @retval: as for tnfctl_exec_open(); @opts: NULL or the options above (the
+ * caller's, read during the call only).  Errors and errno: as for
+ * tnfctl_exec_open_flags() (which is this function with @flags), plus
+ * BADARG for @opts as the options rules above say (then nothing is
+ * started).
+ *
+ * tnfctl_pid_open_opts - tnfctl_pid_open() with options: @opts->flags as
+ * tnfctl_pid_open_flags()'s (the exec-only fields must be NULL: BADARG
+ * otherwise).  Errors: as for tnfctl_pid_open_flags(), plus BADARG for
+ * @opts.
+ */
+tnfctl_errcode_t tnfctl_exec_open_opts(const char *pgmname, char *const *argv, char *const *envp,
+				       const struct tnfctl_open_opts *opts,
+				       tnfctl_handle_t **retval);
+tnfctl_errcode_t tnfctl_pid_open_opts(pid_t pid, const struct tnfctl_open_opts *opts,
+				      tnfctl_handle_t **retval);
 
 /*
  * Exec details (Linux extension): the arguments and working directory of an
@@ -1219,6 +1270,32 @@ void tnfctl_watch_close(tnfctl_watch_t *w);
  * Errors: BADARG (NULL, @info->sz too small, last event not an exec).
  */
 tnfctl_errcode_t tnfctl_watch_event_exec(tnfctl_watch_t *w, struct tnfctl_exec_info *info);
+
+/* Options of tnfctl_watch_open_opts() and tnfctl_watch_exec_opts(). */
+struct tnfctl_watch_opts {
+	size_t sz;	       /* sizeof(struct tnfctl_watch_opts): TNFCTL_OPTS sets it */
+	unsigned int flags;    /* TNFCTL_WATCH_DL, TNFCTL_WATCH_FOREGROUND (exec only) */
+	unsigned int delay_ms; /* delivery bound, 1-1000 ms; 0: $TNFCTL_WATCH_DELAY_MS,
+				  else TNFCTL_WATCH_DELAY_MS */
+	size_t ring_size;      /* ring buffer, bytes (4096 to 1 GiB, rounded up to a power
+				  of two); 0: $TNFCTL_WATCH_RINGBUF, else 1 MiB */
+};
+
+/*
+ * tnfctl_watch_open_opts, tnfctl_watch_exec_opts - tnfctl_watch_open() and
+ * tnfctl_watch_exec() with options (Linux extension; later options come in
+ * @opts, never as new functions).  @opts: NULL (every default) or the
+ * options above, the caller's, read during the call only; a @delay_ms or
+ * @ring_size out of its range is BADARG (the environment's values are
+ * clamped, as before).  Other arguments, ownership and errors as for
+ * tnfctl_watch_open() and tnfctl_watch_exec(), plus BADARG for @opts as
+ * the options rules say (then nothing is started or watched).
+ */
+tnfctl_errcode_t tnfctl_watch_open_opts(pid_t root, const struct tnfctl_watch_opts *opts,
+					tnfctl_watch_t **w);
+tnfctl_errcode_t tnfctl_watch_exec_opts(const char *pgm, char *const argv[], char *const envp[],
+					const struct tnfctl_watch_opts *opts, tnfctl_watch_t **w,
+					pid_t *pid);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "internal.h"
+#include "opts.h"
 #include "target.h"
 
 extern char **environ;
@@ -74,19 +75,33 @@ static tnfctl_errcode_t pid_open(pid_t pid, unsigned int flags, tnfctl_handle_t 
 	return TNFCTL_ERR_NONE;
 }
 
-TNF_API tnfctl_errcode_t tnfctl_pid_open_flags(pid_t pid, unsigned int flags,
-					       tnfctl_handle_t **retval)
+TNF_API tnfctl_errcode_t tnfctl_pid_open_opts(pid_t pid, const struct tnfctl_open_opts *opts,
+					      tnfctl_handle_t **retval)
 {
-	int cs = tnf_nocancel();
-	tnfctl_errcode_t err = pid_open(pid, flags, retval);
+	tnfctl_errcode_t err;
+	int cs;
 
+	if (!tnf_opts_valid(opts, TNF_OPTS_END(tnfctl_open_opts, libtnfprobe_path)) ||
+	    TNF_OPTS_GET(opts, tnfctl_open_opts, ld_preload, NULL) ||
+	    TNF_OPTS_GET(opts, tnfctl_open_opts, libtnfprobe_path, NULL))
+		return TNFCTL_ERR_BADARG;
+	cs = tnf_nocancel();
+	err = pid_open(pid, TNF_OPTS_GET(opts, tnfctl_open_opts, flags, 0u), retval);
 	tnf_cancel_restore(cs);
 	return err;
 }
 
+TNF_API tnfctl_errcode_t tnfctl_pid_open_flags(pid_t pid, unsigned int flags,
+					       tnfctl_handle_t **retval)
+{
+	TNFCTL_OPTS(tnfctl_open_opts, opts, .flags = flags);
+
+	return tnfctl_pid_open_opts(pid, &opts, retval);
+}
+
 TNF_API tnfctl_errcode_t tnfctl_pid_open(pid_t pid, tnfctl_handle_t **retval)
 {
-	return tnfctl_pid_open_flags(pid, 0, retval);
+	return tnfctl_pid_open_opts(pid, NULL, retval);
 }
 
 /* Its wait status (0 if it could not be had). */
@@ -272,17 +287,33 @@ out:
 	return err;
 }
 
+TNF_API tnfctl_errcode_t tnfctl_exec_open_opts(const char *pgmname, char *const *argv,
+					       char *const *envp,
+					       const struct tnfctl_open_opts *opts,
+					       tnfctl_handle_t **retval)
+{
+	tnfctl_errcode_t err;
+	int cs;
+
+	if (!tnf_opts_valid(opts, TNF_OPTS_END(tnfctl_open_opts, libtnfprobe_path)))
+		return TNFCTL_ERR_BADARG;
+	cs = tnf_nocancel();
+	err = exec_open(pgmname, argv, envp, TNF_OPTS_GET(opts, tnfctl_open_opts, ld_preload, NULL),
+			TNF_OPTS_GET(opts, tnfctl_open_opts, libtnfprobe_path, NULL),
+			TNF_OPTS_GET(opts, tnfctl_open_opts, flags, 0u), retval);
+	tnf_cancel_restore(cs);
+	return err;
+}
+
 TNF_API tnfctl_errcode_t tnfctl_exec_open_flags(const char *pgmname, char *const *argv,
 						char *const *envp, const char *ld_preload,
 						const char *libtnfprobe_path, unsigned int flags,
 						tnfctl_handle_t **retval)
 {
-	int cs = tnf_nocancel();
-	tnfctl_errcode_t err =
-		exec_open(pgmname, argv, envp, ld_preload, libtnfprobe_path, flags, retval);
+	TNFCTL_OPTS(tnfctl_open_opts, opts, .flags = flags, .ld_preload = ld_preload,
+		    .libtnfprobe_path = libtnfprobe_path);
 
-	tnf_cancel_restore(cs);
-	return err;
+	return tnfctl_exec_open_opts(pgmname, argv, envp, &opts, retval);
 }
 
 TNF_API tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *const *envp,

@@ -21,6 +21,7 @@
 #include <bpf/libbpf.h>
 #include "internal.h"
 #include "exec_info.h"
+#include "opts.h"
 #include "proto.h"
 #include "target.h"
 #include "watch.h"
@@ -62,10 +63,20 @@ static uint64_t env_u64(const char *name, uint64_t def, uint64_t min, uint64_t m
 	return v < min ? min : v > max ? max : v;
 }
 
-/* The bytes asked for; the engine rounds them up to a power of two. */
-static uint64_t ring_size(void)
+/*
+ * @opts against its rules and its ranges, with @allowed flags: NONE or
+ * BADARG.  A field left 0 takes the environment's value, else the default.
+ */
+tnfctl_errcode_t tnf_watch_opts_check(const struct tnfctl_watch_opts *opts, unsigned int allowed)
 {
-	return env_u64("TNFCTL_WATCH_RINGBUF", RING_DEFAULT, RING_MIN, RING_MAX);
+	unsigned int delay = TNF_OPTS_GET(opts, tnfctl_watch_opts, delay_ms, 0u);
+	size_t ring = TNF_OPTS_GET(opts, tnfctl_watch_opts, ring_size, (size_t)0);
+
+	if (!tnf_opts_valid(opts, TNF_OPTS_END(tnfctl_watch_opts, ring_size)) ||
+	    (TNF_OPTS_GET(opts, tnfctl_watch_opts, flags, 0u) & ~allowed) || delay > 1000 ||
+	    (ring && (ring < RING_MIN || ring > RING_MAX)))
+		return TNFCTL_ERR_BADARG;
+	return TNFCTL_ERR_NONE;
 }
 
 /* Append one record (or pseudo record) to the queue. */
@@ -495,8 +506,12 @@ static tnfctl_errcode_t engine_open(struct tnfctl_watch *w, unsigned int flags, 
  * A watch on @root, its root in the engine's maps and (unless
  * TNF_WATCH_HELD) the descendants it has now.
  */
-tnfctl_errcode_t tnf_watch_new(pid_t root, unsigned int flags, struct tnfctl_watch **wp)
+tnfctl_errcode_t tnf_watch_new(pid_t root, unsigned int flags, const struct tnfctl_watch_opts *opts,
+			       struct tnfctl_watch **wp)
 {
+	unsigned int delay = TNF_OPTS_GET(opts, tnfctl_watch_opts, delay_ms, 0u);
+	/* the bytes asked for; the engine rounds them up to a power of two */
+	uint64_t ring = TNF_OPTS_GET(opts, tnfctl_watch_opts, ring_size, (size_t)0);
 	struct epoll_event ee = {.events = EPOLLIN};
 	struct tnfctl_watch *w = calloc(1, sizeof(*w));
 	tnfctl_errcode_t err;
@@ -506,9 +521,13 @@ tnfctl_errcode_t tnf_watch_new(pid_t root, unsigned int flags, struct tnfctl_wat
 	w->epfd = w->tfd = w->ring_fd = -1;
 	w->root = root;
 	w->flags = flags & ~TNF_WATCH_HELD;
-	w->delay_ns = env_u64("TNFCTL_WATCH_DELAY_MS", TNFCTL_WATCH_DELAY_MS, 1, 1000) * 1000000;
+	if (!delay)
+		delay = env_u64("TNFCTL_WATCH_DELAY_MS", TNFCTL_WATCH_DELAY_MS, 1, 1000);
+	w->delay_ns = (uint64_t)delay * 1000000;
+	if (!ring)
+		ring = env_u64("TNFCTL_WATCH_RINGBUF", RING_DEFAULT, RING_MIN, RING_MAX);
 	err = tnf_client_new_handle(&w->h);
-	err = err ?: engine_open(w, flags, ring_size());
+	err = err ?: engine_open(w, flags, ring);
 	if (err)
 		goto fail;
 	w->engine_pidfd = tnf_client_engine_pidfd(w->h);
@@ -534,15 +553,25 @@ fail:
 	return err;
 }
 
-TNF_API tnfctl_errcode_t tnfctl_watch_open(pid_t root, unsigned int flags, tnfctl_watch_t **wp)
+TNF_API tnfctl_errcode_t tnfctl_watch_open_opts(pid_t root, const struct tnfctl_watch_opts *opts,
+						tnfctl_watch_t **wp)
 {
 	tnfctl_errcode_t err;
 
-	if (!wp || (flags & ~TNFCTL_WATCH_DL))
+	if (!wp || tnf_watch_opts_check(opts, TNFCTL_WATCH_DL))
 		return TNFCTL_ERR_BADARG;
 	if (root <= 0)
 		return TNFCTL_ERR_NOPROCESS;
 	/* The engine checks with its credentials: ours are what count (as for pid_open). */
 	err = tnf_check_may_trace(root);
-	return err ?: tnf_watch_new(root, flags, wp);
+	return err
+		       ?: tnf_watch_new(root, TNF_OPTS_GET(opts, tnfctl_watch_opts, flags, 0u),
+					opts, wp);
+}
+
+TNF_API tnfctl_errcode_t tnfctl_watch_open(pid_t root, unsigned int flags, tnfctl_watch_t **wp)
+{
+	TNFCTL_OPTS(tnfctl_watch_opts, opts, .flags = flags);
+
+	return tnfctl_watch_open_opts(root, &opts, wp);
 }

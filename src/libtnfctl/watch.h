@@ -46,6 +46,8 @@ struct tnfctl_watch {
 };
 
 /* watch.c: @flags: TNFCTL_WATCH_DL, TNF_WATCH_HELD (proto.h) */
-tnfctl_errcode_t tnf_watch_new(pid_t root, unsigned int flags, struct tnfctl_watch **wp);
+tnfctl_errcode_t tnf_watch_new(pid_t root, unsigned int flags, const struct tnfctl_watch_opts *opts,
+			       struct tnfctl_watch **wp);
+tnfctl_errcode_t tnf_watch_opts_check(const struct tnfctl_watch_opts *opts, unsigned int allowed);
 
 #endif

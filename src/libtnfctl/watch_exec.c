@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "internal.h"
+#include "opts.h"
 #include "proto.h"
 #include "watch.h"
 
@@ -37,17 +38,22 @@ static pid_t spawn_held(const char *path, char *const *argv, char *const *envp, 
 	_exit(127);
 }
 
-TNF_API tnfctl_errcode_t tnfctl_watch_exec(const char *pgm, char *const argv[], char *const envp[],
-					   unsigned int flags, tnfctl_watch_t **wp, pid_t *pidp)
+TNF_API tnfctl_errcode_t tnfctl_watch_exec_opts(const char *pgm, char *const argv[],
+						char *const envp[],
+						const struct tnfctl_watch_opts *opts,
+						tnfctl_watch_t **wp, pid_t *pidp)
 {
 	struct tnfctl_watch *w = NULL;
 	tnfctl_errcode_t err;
+	unsigned int flags;
 	int go[2], st;
 	char *path;
 	pid_t pid;
 
-	if (!pgm || !argv || !wp || !pidp || (flags & ~(TNFCTL_WATCH_DL | TNFCTL_WATCH_FOREGROUND)))
+	if (!pgm || !argv || !wp || !pidp ||
+	    tnf_watch_opts_check(opts, TNFCTL_WATCH_DL | TNFCTL_WATCH_FOREGROUND))
 		return TNFCTL_ERR_BADARG;
+	flags = TNF_OPTS_GET(opts, tnfctl_watch_opts, flags, 0u);
 	err = tnf_find_program(pgm, &path);
 	if (err)
 		return err;
@@ -63,7 +69,7 @@ TNF_API tnfctl_errcode_t tnfctl_watch_exec(const char *pgm, char *const argv[], 
 		close(go[1]);
 		return TNFCTL_ERR_ALLOCFAIL;
 	}
-	err = tnf_watch_new(pid, flags | TNF_WATCH_HELD, &w);
+	err = tnf_watch_new(pid, flags | TNF_WATCH_HELD, opts, &w);
 	if (err) {
 		/* Never released: it dies before its execve. */
 		close(go[1]);
@@ -79,4 +85,12 @@ TNF_API tnfctl_errcode_t tnfctl_watch_exec(const char *pgm, char *const argv[], 
 	*wp = w;
 	*pidp = pid;
 	return TNFCTL_ERR_NONE;
+}
+
+TNF_API tnfctl_errcode_t tnfctl_watch_exec(const char *pgm, char *const argv[], char *const envp[],
+					   unsigned int flags, tnfctl_watch_t **wp, pid_t *pidp)
+{
+	TNFCTL_OPTS(tnfctl_watch_opts, opts, .flags = flags);
+
+	return tnfctl_watch_exec_opts(pgm, argv, envp, &opts, wp, pidp);
 }

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The options structs' validity check (the rules in tnfctl.h, as libbpf's). */
+#include <string.h>
+#include "opts.h"
+
+/*
+ * @opts (NULL: the defaults) against the @known bytes of its struct this
+ * library was built with: an sz too small to hold itself, or a non-zero
+ * byte between @known and sz (an option of a newer release), is invalid.
+ */
+bool tnf_opts_valid(const void *opts, size_t known)
+{
+	const unsigned char *p = opts;
+	size_t sz, i;
+
+	if (!opts)
+		return true;
+	memcpy(&sz, opts, sizeof(sz));
+	if (sz < sizeof(size_t))
+		return false;
+	for (i = known; i < sz; i++)
+		if (p[i])
+			return false;
+	return true;
+}
