@@ -2,7 +2,8 @@
 /*
  * Fault injection (issue 6, item 2):
  *  - the controller SIGKILLed at random points of open, continue and close
- *    (TL_FAULT_RUNS runs, default 100; TL_SEED, else the time, printed):
+ *    (TL_FAULT_RUNS runs, default 100, over the phases in turn; TL_SEED,
+ *    else the time, printed; a call that stays TL_TIMEOUT_MS fails it):
  *    the attached target runs on untraced, the exec'd target dies, nothing
  *    in the test's process tree is left stopped or traced;
  *  - the engine SIGKILLed at random points of the same: no call hangs,
@@ -58,43 +59,82 @@ struct ctl_shm {
 	volatile int phase;
 	volatile int cycles;
 	volatile pid_t b; /* the exec'd target of the current cycle */
+	/* the call the test faults: the controller waits before and after it */
+	volatile int hold_phase, hold_cycle;
+	volatile int held; /* 1: before that call, 2: after it */
 };
 
-static int ctl_main(int shmfd, pid_t a)
+static struct ctl_shm *ctl_shm;
+static int ctl_relfd; /* a byte from the test (or its end closed) releases a hold */
+
+/* Enters @phase; waits for the test before its call if it is the one faulted. */
+static void ctl_enter(int phase)
+{
+	ctl_shm->phase = phase;
+	if (phase == ctl_shm->hold_phase && ctl_shm->cycles == ctl_shm->hold_cycle) {
+		char x;
+
+		ctl_shm->held = 1;
+		while (read(ctl_relfd, &x, 1) < 0 && errno == EINTR)
+			;
+	}
+}
+
+/* The phase's call returned: waits for the test if it was the one faulted. */
+static void ctl_done(void)
+{
+	if (ctl_shm->held == 1) {
+		char x;
+
+		ctl_shm->held = 2;
+		while (read(ctl_relfd, &x, 1) < 0 && errno == EINTR)
+			;
+	}
+}
+
+static int ctl_main(int shmfd, pid_t a, int relfd)
 {
 	struct ctl_shm *shm = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, shmfd, 0);
 	char *bargv[] = {"sh", "-c", "while :; do /bin/true; done", NULL};
 
 	if (shm == MAP_FAILED)
 		return 3;
+	ctl_shm = shm;
+	ctl_relfd = relfd;
 	for (;;) {
 		tnfctl_handle_t *h;
 		tnfctl_trace_attrs_t at;
 		tnfctl_event_t evt;
 		int i;
 
-		shm->phase = PH_PID_OPEN;
+		ctl_enter(PH_PID_OPEN);
 		if (tnfctl_pid_open(a, &h) != TNFCTL_ERR_NONE)
 			return 4;
-		shm->phase = PH_CONT_A;
+		ctl_done();
+		ctl_enter(PH_CONT_A);
 		for (i = 0; i < 3; i++)
 			if (tnfctl_continue(h, &evt, NULL) != TNFCTL_ERR_NONE)
 				return 5;
-		shm->phase = PH_CLOSE_A;
+		ctl_done();
+		ctl_enter(PH_CLOSE_A);
 		if (tnfctl_close(h, TNFCTL_TARG_RESUME) != TNFCTL_ERR_NONE)
 			return 6;
-		shm->phase = PH_EXEC_OPEN;
+		ctl_done();
+		ctl_enter(PH_EXEC_OPEN);
 		if (tnfctl_exec_open("/bin/sh", bargv, NULL, NULL, NULL, &h) != TNFCTL_ERR_NONE)
 			return 7;
 		if (tnfctl_trace_attrs_get(h, &at) == TNFCTL_ERR_NONE)
 			shm->b = at.targ_pid;
-		shm->phase = PH_CONT_B;
+		ctl_done();
+		ctl_enter(PH_CONT_B);
 		for (i = 0; i < 3; i++)
 			if (tnfctl_continue(h, &evt, NULL) != TNFCTL_ERR_NONE)
 				return 8;
-		shm->phase = PH_CLOSE_B;
+		ctl_done();
+		ctl_enter(PH_CLOSE_B);
 		if (tnfctl_close(h, TNFCTL_TARG_KILL) != TNFCTL_ERR_NONE)
 			return 9;
+		ctl_done();
 		shm->cycles++;
 	}
 }
@@ -161,14 +201,86 @@ static void assert_forkloop_runs(struct tl_proc *p)
 			fail_msg("pid %d: its fork loop is stuck at %lu", p->pid, c0);
 }
 
+/*
+ * Every phase had a run (certain once @runs reaches their number: they are
+ * taken in turn, and the controller waits in the one chosen until killed).
+ */
+static void assert_every_phase(const char *what, const int counts[PH_N], int runs)
+{
+	int ph;
+
+	if (runs < PH_N - PH_PID_OPEN) {
+		print_message("# %s: %d runs, fewer than the %d phases: not all of them tried\n",
+			      what, runs, PH_N - PH_PID_OPEN);
+		return;
+	}
+	for (ph = PH_PID_OPEN; ph < PH_N; ph++)
+		if (!counts[ph])
+			fail_msg("%s: no run in %s (%d runs)", what, phase_names[ph], runs);
+}
+
 /* ------------------------------------------------------------------ */
 /* 1. the controller killed at random points */
 
+/*
+ * The faulted call of run @run: the phases in turn (every one faulted once
+ * runs >= their number, whatever the seed), the cycle at random.
+ */
+static int ctl_want(int run)
+{
+	return PH_PID_OPEN + run % (PH_N - PH_PID_OPEN);
+}
+
+/*
+ * Starts the controller (`self --ctl SHMFD A RELFD`), to be faulted in
+ * phase @want of cycle @cycle, and waits until it is there, before the
+ * call.  Fails if it ends first, or stays in one phase for TL_TIMEOUT_MS:
+ * a call hung (as did pid_open and continue, unnoticed, in the loop
+ * that stopped waiting at its deadline).
+ */
+static pid_t ctl_start(struct ctl_shm *shm, int shmfd, pid_t a, int relfd, int want, int cycle,
+		       int run, int *pfd)
+{
+	char sfd[16], apid[16], rfd[16];
+	char *argv[] = {self_exe, "--ctl", sfd, apid, rfd, NULL};
+	int keep[] = {shmfd, relfd, -1}, phase = -1, cycles = -1, st;
+	char **env = tl_env_build(NULL);
+	long long end = 0;
+	pid_t c;
+
+	snprintf(sfd, sizeof(sfd), "%d", shmfd);
+	snprintf(apid, sizeof(apid), "%d", a);
+	snprintf(rfd, sizeof(rfd), "%d", relfd);
+	memset((void *)shm, 0, sizeof(*shm));
+	shm->hold_phase = want;
+	shm->hold_cycle = cycle;
+	c = tl_spawn(argv, env, -1, keep);
+	free(env);
+	*pfd = tl_pidfd_of(c);
+	while (shm->held != 1) {
+		if (shm->phase != phase || shm->cycles != cycles) {
+			phase = shm->phase;
+			cycles = shm->cycles;
+			end = tl_now_ms() + tl.timeout_ms;
+		} else if (tl_now_ms() > end) {
+			fail_msg(
+				"run %d: a call hung: the controller was in %s (cycle %d) for over "
+				"%d ms (TL_TIMEOUT_MS)",
+				run, phase_names[phase], cycles, tl.timeout_ms);
+		}
+		/* a polling interval, not a synchronisation */
+		if (!tl_pidfd_wait(*pfd, 1)) {
+			st = tl_reap(c);
+			fail_msg("run %d: the controller ended by itself (status 0x%x, phase %s)",
+				 run, st, phase_names[shm->phase]);
+		}
+	}
+	return c;
+}
+
 static void test_controller_killed_at_random(void **state)
 {
-	int shmfd, counts[PH_N] = {0}, run, b_died = 0, b_none = 0;
-	char sfd[16], apid[16];
-	char *argv[] = {self_exe, "--ctl", sfd, apid, NULL};
+	int shmfd, counts[PH_N] = {0}, run, b_died = 0, b_none = 0, in_call = 0;
 	struct ctl_shm *shm;
 	struct tl_proc *a;
 	long long t0 = tl_now_ms();
@@ -188,25 +300,21 @@ static void test_controller_killed_at_random(void **state)
 	assert_int_equal(ftruncate(shmfd, 4096), 0);
 	shm = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, shmfd, 0);
 	assert_true(shm != MAP_FAILED);
-	snprintf(sfd, sizeof(sfd), "%d", shmfd);
-	snprintf(apid, sizeof(apid), "%d", a->pid);
 	for (run = 0; run < runs; run++) {
-		/* a random point: a phase of the first or second cycle, then 0-4 ms */
-		int keep[] = {shmfd, -1}, st, found, pfd, delay = rnd(5);
+		/*
+		 * A random point: 0-4 ms into the call of a phase (in turn) of
+		 * the first or second cycle; the controller waits after that
+		 * call, so a short one is killed right after it returned.
+		 */
+		int st, found, pfd, rel[2], delay = rnd(5);
 		char what[128];
-		int want = PH_PID_OPEN + rnd(PH_N - PH_PID_OPEN), cycle = rnd(2);
-		char **env = tl_env_build(NULL);
-		long long end;
+		int want = ctl_want(run), cycle = rnd(2);
 		pid_t c, b;
 
-		memset((void *)shm, 0, sizeof(*shm));
-		c = tl_spawn(argv, env, -1, keep);
-		free(env);
-		pfd = tl_pidfd_of(c);
-		end = tl_now_ms() + tl.timeout_ms;
-		while (shm->cycles < cycle || (shm->cycles == cycle && shm->phase < want))
-			if (!tl_pidfd_wait(pfd, 1) || tl_now_ms() > end)
-				break;
+		assert_int_equal(pipe2(rel, O_CLOEXEC), 0);
+		c = ctl_start(shm, shmfd, a->pid, rel[0], want, cycle, run, &pfd);
+		close(rel[0]);
+		assert_int_equal(write(rel[1], "g", 1), 1); /* the call starts */
 		/* the controller must not end first */
 		if (!tl_pidfd_wait(pfd, delay)) {
 			st = tl_reap(c);
@@ -215,8 +323,10 @@ static void test_controller_killed_at_random(void **state)
 		}
 		tl_pidfd_kill(pfd, SIGKILL);
 		st = tl_reap(c);
+		close(rel[1]);
 		assert_true(WIFSIGNALED(st));
 		counts[shm->phase]++;
+		in_call += shm->held == 1;
 		b = shm->b;
 		if (tl_wait_tracers_gone(tl.timeout_ms, &found))
 			fail_msg("run %d: tnfctl-engine did not exit after its controller died",
@@ -255,31 +365,39 @@ static void test_controller_killed_at_random(void **state)
 		      (int)((tl_now_ms() - t0) / 1000));
 	for (run = 0; run < PH_N; run++)
 		print_message(" %s %d,", phase_names[run], counts[run]);
-	print_message(" exec'd targets died %d (none yet %d); 0 left stopped or traced\n", b_died,
-		      b_none);
+	print_message(" %d inside the call, %d after it; exec'd targets died %d (none yet %d); 0 "
+		      "left stopped or traced\n",
+		      in_call, runs - in_call, b_died, b_none);
 	munmap((void *)shm, 4096);
 	close(shmfd);
+	assert_every_phase("controller killed", counts, runs);
 }
 
-/* A live tnfctl-engine of the test's subtree (reparented to it), or 0. */
-static pid_t find_engine(void)
+/*
+ * Pidfds of the live tnfctl-engines of the test's subtree (reparented to
+ * it), at most @max; their number.  An engine ending may be one of them.
+ */
+static int engine_fds(int *fds, int max)
 {
 	struct tl_pinfo *ps;
-	pid_t e = 0;
-	int i, n = tl_subtree(&ps);
+	int i, ne = 0, n = tl_subtree(&ps);
 
-	for (i = 0; i < n && !e; i++)
-		if (tl_is_tracer(&ps[i]) && ps[i].state != 'Z' && ps[i].state != 'X')
-			e = ps[i].pid;
+	for (i = 0; i < n && ne < max; i++)
+		if (tl_is_tracer(&ps[i]) && ps[i].state != 'Z' && ps[i].state != 'X') {
+			fds[ne] = tl_pidfd_open(ps[i].pid);
+			if (fds[ne] >= 0)
+				ne++;
+		}
 	free(ps);
-	return e;
+	return ne;
 }
 
 /*
  * The engine SIGKILLed at random points of the controller's cycle (its
  * phases as above; TL_ENGINE_KILL_RUNS runs, a fifth of TL_FAULT_RUNS by
- * default, 100 in make stress): no call hangs (each fails, or a later open starts a new
- * engine and the controller goes on), nothing is left stopped or traced,
+ * default but one a phase at least, 100 in make stress): no call hangs
+ * (each fails, or a later open starts a new engine and the controller
+ * goes on), nothing is left stopped or traced,
  * the attached target runs on untraced and its fork loop with it, the
  * exec'd one dies with the engine.  The controller is then killed if it is
  * still running (a controller death, as above).
@@ -287,10 +405,10 @@ static pid_t find_engine(void)
 static void test_engine_killed_at_random(void **state)
 {
 	/* each run waits for the killed engine's exit, slow while its uprobe links go */
-	int runs = tl_env_int("TL_ENGINE_KILL_RUNS", (runs_all + 4) / 5);
-	int shmfd, counts[PH_N] = {0}, run, failed = 0, went_on = 0;
-	char sfd[16], apid[16];
-	char *argv[] = {self_exe, "--ctl", sfd, apid, NULL};
+	int runs = tl_env_int("TL_ENGINE_KILL_RUNS", (runs_all + 4) / 5 > PH_N - PH_PID_OPEN
+							     ? (runs_all + 4) / 5
+							     : PH_N - PH_PID_OPEN);
+	int shmfd, counts[PH_N] = {0}, run, failed = 0, went_on = 0, in_call = 0;
 	struct ctl_shm *shm;
 	struct tl_proc *a;
 	long long t0 = tl_now_ms();
@@ -310,45 +428,43 @@ static void test_engine_killed_at_random(void **state)
 	assert_int_equal(ftruncate(shmfd, 4096), 0);
 	shm = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, shmfd, 0);
 	assert_true(shm != MAP_FAILED);
-	snprintf(sfd, sizeof(sfd), "%d", shmfd);
-	snprintf(apid, sizeof(apid), "%d", a->pid);
 	for (run = 0; run < runs; run++) {
-		int keep[] = {shmfd, -1}, st, pfd, efd, delay = rnd(5), phase, cycles;
-		int want = PH_PID_OPEN + rnd(PH_N - PH_PID_OPEN), cycle = rnd(2);
-		char **env = tl_env_build(NULL);
+		int st, pfd, efds[8], ne = 0, k, rel[2], delay = rnd(5), phase, cycles;
+		int want = ctl_want(run), cycle = rnd(2);
 		char what[160];
 		long long end;
-		pid_t c, e = 0;
+		pid_t c;
 
-		memset((void *)shm, 0, sizeof(*shm));
-		c = tl_spawn(argv, env, -1, keep);
-		free(env);
-		pfd = tl_pidfd_of(c);
-		end = tl_now_ms() + tl.timeout_ms;
-		while (shm->cycles < cycle || (shm->cycles == cycle && shm->phase < want))
-			if (!tl_pidfd_wait(pfd, 1) || tl_now_ms() > end)
-				break;
+		assert_int_equal(pipe2(rel, O_CLOEXEC), 0);
+		c = ctl_start(shm, shmfd, a->pid, rel[0], want, cycle, run, &pfd);
+		close(rel[0]);
+		/* the engine of the open handle, before the call (the opens start their own) */
+		if (want != PH_PID_OPEN && want != PH_EXEC_OPEN && !(ne = engine_fds(efds, 8)))
+			fail_msg("run %d: no engine under the open handle (phase %s)", run,
+				 phase_names[want]);
+		assert_int_equal(write(rel[1], "g", 1), 1); /* the call starts */
 		if (!tl_pidfd_wait(pfd, delay)) {
 			st = tl_reap(c);
 			fail_msg("run %d: the controller ended by itself (status 0x%x, phase %s)",
 				 run, st, phase_names[shm->phase]);
 		}
-		/* between two handles there may be no engine for a moment (or one ending) */
-		efd = -1;
-		while (efd < 0 && tl_now_ms() < end) {
-			e = find_engine();
-			efd = e ? tl_pidfd_open(e) : -1;
-			if (efd < 0)
-				tl_pidfd_wait(pfd, 1);
+		/* an open's: the controller waits after the call, with its engine */
+		end = tl_now_ms() + tl.timeout_ms;
+		while (!ne && !(ne = engine_fds(efds, 8))) {
+			if (tl_now_ms() > end)
+				fail_msg("run %d: no engine to kill (phase %s)", run,
+					 phase_names[shm->phase]);
+			tl_pidfd_wait(pfd, 1);
 		}
-		if (efd < 0)
-			fail_msg("run %d: no engine to kill (phase %s)", run,
-				 phase_names[shm->phase]);
 		phase = shm->phase;
 		cycles = shm->cycles;
 		counts[phase]++;
-		tl_pidfd_kill(efd, SIGKILL);
-		close(efd);
+		in_call += shm->held == 1;
+		for (k = 0; k < ne; k++) {
+			tl_pidfd_kill(efds[k], SIGKILL);
+			close(efds[k]);
+		}
+		close(rel[1]); /* the controller goes on after the call */
 		/* a call fails and it exits, or it has gone on with a new engine */
 		end = tl_now_ms() + tl.timeout_ms;
 		while (tl_pidfd_wait(pfd, 1) && shm->cycles < cycles + 2)
@@ -390,10 +506,12 @@ static void test_engine_killed_at_random(void **state)
 		      (int)((tl_now_ms() - t0) / 1000));
 	for (run = 0; run < PH_N; run++)
 		print_message(" %s %d,", phase_names[run], counts[run]);
-	print_message(" the controller failed a call %d, went on %d; 0 left stopped or traced\n",
-		      failed, went_on);
+	print_message(" %d inside the call, %d after it; the controller failed a call %d, went on "
+		      "%d; 0 left stopped or traced\n",
+		      in_call, runs - in_call, failed, went_on);
 	munmap((void *)shm, 4096);
 	close(shmfd);
+	assert_every_phase("engine killed", counts, runs);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1170,9 +1288,16 @@ static void test_helper_killed_next_open_works(void **state)
 	tl_close(h2, TNFCTL_TARG_RESUME);
 	tnfctl_close(h, TNFCTL_TARG_RESUME); /* frees it, whatever it says */
 	tl_untrack_handle(h);
-	/* the dead helper's stops are the kernel's to undo; ours must not linger */
-	kill(p->pid, SIGCONT);
 	tl_assert_running(q->pid, "the second target after its close");
+	/*
+	 * The first target, attached when the helper died: the kernel's detach
+	 * (and the library's SIGCONT, for a stop BPF may have sent) let it
+	 * run.  No SIGCONT from here, which hid any stop left behind: it
+	 * answers, and is neither stopped nor traced.
+	 */
+	tl_send(p, "ping");
+	tl_expect(p, "pong");
+	tl_assert_running(p->pid, "the first target after its helper was killed");
 	if (tl_wait_tracers_gone(tl.timeout_ms, NULL))
 		fail_msg("a tracer helper is left after every handle was closed");
 }
@@ -1365,8 +1490,8 @@ int main(int argc, char **argv)
 		TL_FINAL_TEST,
 	};
 
-	if (argc == 4 && !strcmp(argv[1], "--ctl"))
-		return ctl_main(atoi(argv[2]), atoi(argv[3]));
+	if (argc == 5 && !strcmp(argv[1], "--ctl"))
+		return ctl_main(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	if (argc >= 8 && !strcmp(argv[1], "--wl") && !strcmp(argv[2], "storm"))
 		return st_workload(argv + 3);
 	if (tl_self_exe(self_exe, sizeof(self_exe)))

@@ -190,6 +190,9 @@ static int wl_thread_exec(void)
 	return 110;
 }
 
+static _Atomic int wl_forked; /* the fork loop's first fork has returned */
+static int wl_after_fork;     /* the exec waits for it */
+
 static void *wl_fork_loop(void *arg)
 {
 	int i;
@@ -200,18 +203,24 @@ static void *wl_fork_loop(void *arg)
 
 		if (pid == 0)
 			_exit(0);
+		wl_forked = 1;
 	}
 	for (;;)
 		pause();
 	return NULL;
 }
 
-/* A thread forks in a loop while the main thread execs. */
+/*
+ * A thread forks in a loop while the main thread execs (after its first
+ * fork has returned, if asked: the fork was followed, and reported, first).
+ */
 static int wl_fork_exec(void)
 {
 	pthread_t t;
 
 	pthread_create(&t, NULL, wl_fork_loop, NULL);
+	while (wl_after_fork && !wl_forked)
+		;
 	wl_spin(wl_delay);
 	wl_execself();
 	return 111;
@@ -234,8 +243,10 @@ static int workload(int argc, char **argv)
 		return wl_chain();
 	if (!strcmp(w, "thread_exec"))
 		return wl_thread_exec();
-	if (!strcmp(w, "fork_exec"))
+	if (!strcmp(w, "fork_exec")) {
+		wl_after_fork = argc > 4 && !strcmp(argv[4], "after_fork");
 		return wl_fork_exec();
+	}
 	return 127;
 }
 
@@ -477,8 +488,26 @@ static int round_leftovers(char *msg, size_t msz)
 
 struct round_stats {
 	int rounds, failed, hangs, leftovers, bad_status, missed;
+	/* events reported, and rounds with at least one of each */
+	int forks, eintrs, execs, overtaken;
+	int fork_rounds, eintr_rounds, exec_rounds, overtaken_rounds;
 	char first[768];
 };
+
+/* Adds a round's events (the counters' growth since @f0...) to @s. */
+static void count_events(struct round_stats *s, int f0, int i0, int e0, int o0)
+{
+	int f = rr.forks - f0, i = rr.eintrs - i0, e = rr.execs - e0, o = rr.exec_next - o0;
+
+	s->forks += f;
+	s->eintrs += i;
+	s->execs += e;
+	s->overtaken += o;
+	s->fork_rounds += f > 0;
+	s->eintr_rounds += i > 0;
+	s->exec_rounds += e > 0;
+	s->overtaken_rounds += o > 0;
+}
 
 static void note(struct round_stats *s, const char *fmt, ...)
 {
@@ -510,6 +539,7 @@ static void run_round(struct round_stats *s, char *const wl_argv[], int want_cod
 	struct timespec dl;
 	pthread_t pt = 0;
 	int i, hung = 0, bad = 0;
+	int f0 = rr.forks, i0 = rr.eintrs, e0 = rr.execs, o0 = rr.exec_next;
 	char **env;
 
 	argv[0] = self_exe;
@@ -590,6 +620,7 @@ static void run_round(struct round_stats *s, char *const wl_argv[], int want_cod
 	rr.done = 1;
 	if (pt)
 		pthread_join(pt, NULL);
+	count_events(s, f0, i0, e0, o0);
 	if (hung)
 		s->hangs++;
 	if (rr.failures)
@@ -616,11 +647,24 @@ static void report_stats(const char *what, const struct round_stats *s)
 		      "left stopped/traced)%s%s\n",
 		      what, s->rounds, seed0, s->failed, s->hangs, s->bad_status, s->leftovers,
 		      s->first[0] ? ": first: " : "", s->first);
+	print_message("# %d FORK in %d rounds (%d overtaken by an exec, in %d rounds), %d EINTR in "
+		      "%d rounds, %d EXEC in %d rounds\n",
+		      s->forks, s->fork_rounds, s->overtaken, s->overtaken_rounds, s->eintrs,
+		      s->eintr_rounds, s->execs, s->exec_rounds);
 	if (s->missed)
 		print_message("# %d rounds ended before the attach (NOPROCESS)\n", s->missed);
 	if (s->failed)
 		fail_msg("%s: %d of %d rounds failed; first: %s", what, s->failed, s->rounds,
 			 s->first);
+}
+
+/* The round's workload forked (or exec'd) @per_round times: each was reported. */
+static void assert_every_round(const char *what, const char *evt, int got, int per_round,
+			       const struct round_stats *s)
+{
+	if (got != per_round * s->rounds)
+		fail_msg("%s: %d %s reported in %d rounds, expected %d (%d a round)", what, got,
+			 evt, s->rounds, per_round * s->rounds, per_round);
 }
 
 /* ------------------------------------------------------------------ */
@@ -640,6 +684,8 @@ static void test_fork_children_unseen(void **state)
 	for (i = 0; i < n; i++)
 		run_round(&s, wl, 0, 0, seed0 + i, -1);
 	report_stats("fork children unseen", &s);
+	/* followed: a library that let the children go would pass the rest */
+	assert_every_round("fork children unseen", "FORK", s.forks, 20, &s);
 }
 
 /* Item 1: parent/child/grandchild waits without SA_RESTART give the right statuses. */
@@ -656,6 +702,8 @@ static void test_wait_chain(void **state)
 	for (i = 0; i < n; i++)
 		run_round(&s, wl, 0, 0, seed0 + i, -1);
 	report_stats("wait chain", &s);
+	/* the child and the grandchild, both followed */
+	assert_every_round("wait chain", "FORK", s.forks, 2, &s);
 }
 
 /* Item 2: exec from a non-leader thread while the controller is signalled. */
@@ -675,37 +723,57 @@ static void test_exec_from_thread_eintr(void **state)
 	sa.sa_handler = on_usr1; /* no SA_RESTART */
 	sigaction(SIGUSR1, &sa, &old);
 	tl_watchdog_extend(60 + n * 5);
-	rr.eintrs = rr.execs = 0;
 	for (i = 0; i < n; i++) {
 		snprintf(delay, sizeof(delay), "%u", rand_r(&seed) % 3000000);
 		run_round(&s, wl, 0, 1, seed0 + i, -1);
 	}
 	sigaction(SIGUSR1, &old, NULL);
-	print_message("# %d EINTR, %d EXEC\n", rr.eintrs, rr.execs);
 	report_stats("exec from a thread, controller signalled", &s);
+	assert_every_round("exec from a thread", "EXEC", s.execs, 1, &s);
+	/*
+	 * The race: the controller interrupted (EINTR) in a round that execs.
+	 * The pester signals it every 20-320 us through every round, which
+	 * takes milliseconds: none interrupting it in any round is no chance.
+	 */
+	if (!s.eintr_rounds)
+		fail_msg("exec from a thread: no round reported EINTR (%d rounds): the controller "
+			 "was never interrupted",
+			 s.rounds);
 }
 
-/* Item 3: a thread forks in a loop while the main thread execs. */
+/*
+ * Item 3: a thread forks in a loop while the main thread execs.  The exec
+ * comes after a spin of 0-5 M iterations; in every fourth round (the first
+ * included) the spin starts once the loop's first fork has returned, so
+ * those rounds certainly have the loop forking, and a FORK reported, when
+ * the exec comes.  (FORKs the exec overtook are printed, not required.)
+ */
 static void test_fork_loop_vs_exec(void **state)
 {
 	struct round_stats s;
-	char delay[32];
-	char *wl[] = {"fork_exec", delay, NULL};
+	char delay[32], after[] = "after_fork";
+	char *wl[] = {"fork_exec", delay, NULL, NULL};
 	unsigned int seed = seed0;
-	int i, n = rounds(15, 150);
+	int i, fr, unforked = 0, n = rounds(15, 150);
 
 	(void)state;
 	tl_require_root();
 	memset(&s, 0, sizeof(s));
 	tl_watchdog_extend(60 + n * 10);
-	rr.forks = rr.execs = rr.exec_next = 0;
 	for (i = 0; i < n; i++) {
 		snprintf(delay, sizeof(delay), "%u", rand_r(&seed) % 5000000);
+		wl[2] = i % 4 ? NULL : after;
+		fr = s.fork_rounds;
 		run_round(&s, wl, 0, 0, seed0 + i, -1);
+		if (wl[2] && s.fork_rounds == fr)
+			unforked++;
 	}
-	print_message("# %d FORK (%d overtaken by the exec), %d EXEC\n", rr.forks, rr.exec_next,
-		      rr.execs);
 	report_stats("fork loop vs exec", &s);
+	assert_every_round("fork loop vs exec", "EXEC", s.execs, 1, &s);
+	if (unforked)
+		fail_msg("fork loop vs exec: %d of %d rounds whose exec waited for a fork "
+			 "reported no FORK",
+			 unforked, (n + 3) / 4);
 }
 
 /*
@@ -740,18 +808,27 @@ static void test_pid_open_vs_exec(void **state)
 	tl_track_handle(idle);
 	tl_track_pid(tl_targ_pid(idle));
 	rr.spare = tl_targ_pid(idle);
-	rr.execs = 0;
 	for (i = 0; i < n; i++) {
 		snprintf(delay, sizeof(delay), "%u", 1000000 + rand_r(&seed) % 3000000);
 		run_round(&s, wl, 0, 0, seed0 + i, rand_r(&seed) % 1000000);
 	}
 	rr.spare = 0;
-	print_message("# %d EXEC\n", rr.execs);
 	/*
 	 * Before the idle close: a hung round's clean-up kills the tracer
 	 * helper, and the close's INTERNAL (ECONNRESET) would hide the hang.
 	 */
 	report_stats("pid_open vs exec from a thread", &s);
+	/*
+	 * The race: an attach (pid_open NONE) to a process whose thread then
+	 * execs (EXEC reported).  The attach starts after a spin of 0-1 M
+	 * iterations, the exec after one of 1-4 M, so most rounds attach
+	 * first; rounds that all missed (NOPROCESS) or all came after the
+	 * exec tried nothing.
+	 */
+	if (!s.exec_rounds)
+		fail_msg("pid_open vs exec: no round attached before the exec (%d rounds, %d "
+			 "NOPROCESS)",
+			 s.rounds, s.missed);
 	tl_close(idle, TNFCTL_TARG_KILL);
 }
 
