@@ -185,7 +185,7 @@ $(B)/prex: $(PREX_OBJS) $(B)/libtnfctl.so
 -include $(PREX_OBJS:.o=.d)
 
 # ---- tests ----------------------------------------------------------------
-$(B)/tests/%: tests/%.c tests/testlib.h tests/englib.h tests/helpers/tl_pidfd_broker.h tests/probelib.h tests/prexlib.h \
+$(B)/tests/%: tests/%.c tests/testlib.h tests/englib.h tests/holdlib.h tests/helpers/tl_pidfd_broker.h tests/probelib.h tests/prexlib.h \
 		tests/tnf_swap.h tests/blocklib.h $(B)/libtnfctl.so $(B)/libtnf.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests -Isrc/libtnf -o $@ $< -L$(B) -ltnfctl $(B)/libtnf.a $(LIBS_TEST) -lm \

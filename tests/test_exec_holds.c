@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Exec races forced, not waited for: the engine is held inside one ptrace
+ * call (tests/holdlib.h, a seccomp listener) while a thread of the target
+ * execs, so the window the race needs is open every time.
+ *
+ *  - a failed execve's EXEC_FAILED queued when another thread's exec ends
+ *    the image (f0d7f1a): the engine's PTRACE_INTERRUPT of the other
+ *    thread waits until that thread has exec'd.  The next event is EXEC:
+ *    an EXEC_FAILED of a thread of the old image is not reported.
+ *
+ * The workloads are this binary (`test_exec_holds --wl NAME CMDFD
+ * REPLYFD`); each says "ready" once its threads run, and its exec closes
+ * REPLYFD (close-on-exec), which is how the test knows the exec is done.
+ */
+#include "testlib.h"
+#include "holdlib.h"
+
+static char self_exe[PATH_MAX];
+
+/* ------------------------------------------------------------------ */
+/* workloads */
+
+static int wl_cmd = -1, wl_reply = -1, wl_ready[2];
+
+static void wl_exec_idle(void)
+{
+	char *argv[] = {self_exe, "--wl", "idle", NULL};
+
+	execv(self_exe, argv);
+	_exit(120);
+}
+
+/* A second thread: "ready", then on a command byte it execs. */
+static void *wl_exec_thread(void *arg)
+{
+	char c;
+
+	(void)arg;
+	if (write(wl_ready[1], "r", 1) != 1)
+		_exit(121);
+	if (read(wl_cmd, &c, 1) != 1)
+		_exit(122);
+	wl_exec_idle();
+	return NULL;
+}
+
+static void wl_thread_ready(void)
+{
+	pthread_t t;
+	char c;
+
+	if (pipe2(wl_ready, O_CLOEXEC) || pthread_create(&t, NULL, wl_exec_thread, NULL) ||
+	    read(wl_ready[0], &c, 1) != 1)
+		_exit(123);
+}
+
+static int workload(int argc, char **argv)
+{
+	char *fail_argv[] = {"/nonexistent/tl-exec-holds", NULL};
+	const char *w = argv[2];
+
+	if (!strcmp(w, "idle"))
+		for (;;)
+			pause();
+	if (argc < 5)
+		return 127;
+	wl_cmd = atoi(argv[3]);
+	wl_reply = atoi(argv[4]);
+	tl_set_cloexec(wl_cmd, 1);
+	tl_set_cloexec(wl_reply, 1);
+	wl_thread_ready();
+	if (!strcmp(w, "thread_exec")) {
+		tl_write_all(wl_reply, "ready\n", 6);
+		for (;;)
+			pause();
+	}
+	if (!strcmp(w, "failed_exec")) {
+		tl_write_all(wl_reply, "ready\n", 6);
+		execv(fail_argv[0], fail_argv);
+		for (;;)
+			pause();
+	}
+	return 127;
+}
+
+/* ------------------------------------------------------------------ */
+
+struct race {
+	struct tl_proc *p;
+	int exec_done; /* 1: the exec closed the reply pipe while the engine waited */
+};
+
+/* Held in the engine: the second thread execs; back once its exec is past de_thread. */
+static void at_hold_exec(void *arg)
+{
+	struct race *r = arg;
+	struct pollfd pfd = {.fd = r->p->reply_r, .events = POLLIN};
+	char buf[64];
+
+	tl_send(r->p, "x");
+	for (;;) {
+		if (poll(&pfd, 1, tl.timeout_ms) != 1)
+			return; /* exec_done stays 0: the test fails on it */
+		if (read(r->p->reply_r, buf, sizeof(buf)) == 0)
+			break;
+	}
+	r->exec_done = 1;
+}
+
+/* `self --wl NAME CMDFD REPLYFD` with libtnfprobe preloaded, for @p. */
+static void wl_argv(struct tl_proc *p, const char *name, char *argv[6], char fds[2][16])
+{
+	snprintf(fds[0], sizeof(fds[0]), "%d", p->t_cmd_r);
+	snprintf(fds[1], sizeof(fds[1]), "%d", p->t_reply_w);
+	argv[0] = self_exe;
+	argv[1] = "--wl";
+	argv[2] = (char *)name;
+	argv[3] = fds[0];
+	argv[4] = fds[1];
+	argv[5] = NULL;
+}
+
+static char **wl_env(char *pre)
+{
+	const char *extra[] = {pre, "LSAN_OPTIONS=detect_leaks=0", NULL};
+
+	snprintf(pre, PATH_MAX + 16, "LD_PRELOAD=%s", tl.probe);
+	return tl_env_build(extra);
+}
+
+/* f0d7f1a: EXEC_FAILED of the leader queued, then the other thread's exec ends the image. */
+static void test_exec_failed_then_exec(void **state)
+{
+	struct race r = {.p = tl_proc_new()};
+	char fds[2][16], pre[PATH_MAX + 16], *argv[6], **env;
+	tnfctl_trace_attrs_t attrs;
+	tnfctl_errcode_t err;
+	tnfctl_handle_t *h;
+	struct hold hold;
+
+	(void)state;
+	tl_require_root();
+	hold_start(&hold, PTRACE_INTERRUPT, at_hold_exec, &r);
+	wl_argv(r.p, "failed_exec", argv, fds);
+	env = wl_env(pre);
+	tl_set_cloexec(r.p->t_cmd_r, 0);
+	tl_set_cloexec(r.p->t_reply_w, 0);
+	err = tnfctl_exec_open_flags(self_exe, argv, env, NULL, NULL, TNFCTL_OPEN_EXEC_FAILED,
+				     &h);
+	free(env);
+	tl_proc_handed_over(r.p);
+	tl_assert_err(err, TNFCTL_ERR_NONE);
+	tl_track_handle(h);
+	tl_assert_err(tnfctl_trace_attrs_get(h, &attrs), TNFCTL_ERR_NONE);
+	tl_proc_set_pid(r.p, attrs.targ_pid);
+	/* the leader's failed execve stops it; the stop of the other thread is held */
+	hold_arm(&hold, attrs.targ_pid);
+	tl_expect_event(h, NULL, TNFCTL_EVENT_EXEC);
+	assert_int_equal(hold.held, 1);
+	assert_int_equal(r.exec_done, 1);
+	tl_close(h, TNFCTL_TARG_KILL);
+	hold_end(&hold);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		TL_TEST(test_exec_failed_then_exec),
+		TL_FINAL_TEST,
+	};
+
+	if (tl_self_exe(self_exe, sizeof(self_exe)))
+		return 1;
+	if (argc >= 3 && !strcmp(argv[1], "--wl"))
+		return workload(argc, argv);
+	return tl_run(tests);
+}
