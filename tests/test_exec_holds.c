@@ -4,6 +4,13 @@
  * call (tests/holdlib.h, a seccomp listener) while a thread of the target
  * execs, so the window the race needs is open every time.
  *
+ *  - tnfctl_pid_open while a thread not yet seized execs (0abb632's
+ *    window): the engine's seize of the second thread waits until the
+ *    thread has exec'd; the kernel drops the seized old leader in silence
+ *    and the new leader is nobody's.  The open must succeed with the new
+ *    image stopped (the engine's seize_all starts over when the leader it
+ *    seized is no longer traced: before, the open waited for the old
+ *    leader's stop for ever);
  *  - a failed execve's EXEC_FAILED queued when another thread's exec ends
  *    the image (f0d7f1a): the engine's PTRACE_INTERRUPT of the other
  *    thread waits until that thread has exec'd.  The next event is EXEC:
@@ -129,6 +136,41 @@ static char **wl_env(char *pre)
 	return tl_env_build(extra);
 }
 
+/* 0abb632: the engine seizes the leader, and the second thread execs before its own seize. */
+static void test_pid_open_vs_unseized_thread_exec(void **state)
+{
+	struct race r = {.p = tl_proc_new()};
+	int keep[3] = {r.p->t_cmd_r, r.p->t_reply_w, -1};
+	char fds[2][16], pre[PATH_MAX + 16], *argv[6], **env;
+	tnfctl_handle_t *h;
+	struct hold hold;
+	pid_t pid;
+
+	(void)state;
+	tl_require_root();
+	hold_start(&hold, PTRACE_SEIZE, at_hold_exec, &r);
+	wl_argv(r.p, "thread_exec", argv, fds);
+	env = wl_env(pre);
+	pid = tl_spawn(argv, env, -1, keep);
+	free(env);
+	tl_proc_handed_over(r.p);
+	tl_proc_set_pid(r.p, pid);
+	tl_expect(r.p, "ready");
+	hold_arm(&hold, pid); /* the seize of the other thread */
+	tl_assert_err(tnfctl_pid_open(pid, &h), TNFCTL_ERR_NONE);
+	tl_track_handle(h);
+	assert_int_equal(hold.held, 1);
+	assert_int_equal(r.exec_done, 1);
+	/*
+	 * The exec was over before the open: the handle holds the new image
+	 * (its one thread ptrace-stopped, by the engine), and no EXEC is due.
+	 */
+	tl_assert_all_stopped(pid, "after pid_open across the exec");
+	assert_true(tl_tracer_pid(pid) > 0);
+	tl_close(h, TNFCTL_TARG_KILL);
+	hold_end(&hold);
+}
+
 /* f0d7f1a: EXEC_FAILED of the leader queued, then the other thread's exec ends the image. */
 static void test_exec_failed_then_exec(void **state)
 {
@@ -166,6 +208,7 @@ static void test_exec_failed_then_exec(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
+		TL_TEST(test_pid_open_vs_unseized_thread_exec),
 		TL_TEST(test_exec_failed_then_exec),
 		TL_FINAL_TEST,
 	};

@@ -948,6 +948,17 @@ static bool live_thread_seized(struct target *t)
 	return false;
 }
 
+/*
+ * The leader we seized was released by the kernel in silence: a thread not
+ * yet seized exec'd and took its tid, and the new image is nobody's.
+ */
+static bool leader_lost(struct target *t)
+{
+	struct thr *th = thr_find(t, t->tgid);
+
+	return th && !th->zombie && tnf_proc_tracer(t->tgid) != getpid();
+}
+
 /* PTRACE_SEIZE every thread, again until no new thread shows up. */
 static int seize_all(struct target *t)
 {
@@ -1013,6 +1024,11 @@ static int seize_all(struct target *t)
 			added = true;
 		}
 		closedir(d);
+		/* Every thread ours, or an exec by one that was not: then start over. */
+		if (!added && leader_lost(t) && leader_retries++ < 100) {
+			thr_free_all(t);
+			added = true;
+		}
 	}
 	return live_thread_seized(t) ? TNFCTL_ERR_NONE : TNFCTL_ERR_NOPROCESS;
 }
