@@ -255,6 +255,9 @@ stress: tests
 	$(SAN_ENV) TL_STRESS=full TL_TESTS="test_mt test_follow" \
 		TL_FILTER='*hard_limit*' B=$(B) tests/run-tests
 	$(SAN_ENV) TL_STRESS=full TL_TESTS="test_dlraces test_caps test_reattach test_races" B=$(B) tests/run-tests
+	# 0abb632's hang (pid_open vs an exec from a thread) came once in ~150-250 rounds: 2,000
+	$(SAN_ENV) TL_RACES_ROUNDS=2000 TL_BIN_TIMEOUT=1800 TL_TESTS=test_races \
+		TL_FILTER='test_pid_open_vs_exec' B=$(B) tests/run-tests
 	$(SAN_ENV) TL_FAULTS_RANDOM=1 TL_ENGINE_KILL_RUNS=100 TL_TESTS=test_faults B=$(B) tests/run-tests
 	$(SAN_ENV) TL_ENGINE_ROUNDS=100 TL_TESTS=test_engine TL_FILTER='*at_random*' B=$(B) tests/run-tests
 
