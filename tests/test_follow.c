@@ -331,6 +331,46 @@ static int reap_releasers(void)
 }
 
 /*
+ * Under another tracer (`strace -f tnfctl-follow -- CMD`: strace holds CMD
+ * before the engine can seize it): BUSY, said as such, exit 1 (README's
+ * table); --no-stop, which ptraces nothing, follows CMD as usual.
+ */
+static void test_follow_under_another_tracer(void **state)
+{
+	static char strace[PATH_MAX];
+	static const char *const prefix[] = {strace, "-f", "-o", "/dev/null", NULL};
+	char *nostop[] = {"--no-stop", NULL};
+	char *args[] = {"/bin/true", NULL};
+	struct follow_run r;
+
+	(void)state;
+	tl_require_root();
+	if (!find_in_path("strace", strace, sizeof(strace))) {
+		print_message("SKIP: strace is not installed (Debian package strace)\n");
+		skip();
+	}
+	follow_prefix = prefix;
+	run_follow_opts(&r, NULL, args, tl.timeout_ms);
+	follow_prefix = NULL;
+	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 1 ||
+	    !strstr(r.text, "/bin/true: target is already being controlled or traced")) {
+		dump_run(&r);
+		fail_msg("under strace -f: wait status 0x%x, expected exit 1 and BUSY's message",
+			 r.status);
+	}
+	free_run(&r);
+	follow_prefix = prefix;
+	run_follow_opts(&r, nostop, args, tl.timeout_ms);
+	follow_prefix = NULL;
+	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) || !strstr(r.text, "EXIT")) {
+		dump_run(&r);
+		fail_msg("--no-stop under strace -f: wait status 0x%x, expected exit 0 and an EXIT",
+			 r.status);
+	}
+	free_run(&r);
+}
+
+/*
  * The dlopen probes' links belong to the engine (one set per libc, for all
  * its watches): a --no-stop run holds none, so none is released at its end
  * and no tnfctl-release process is started for it, with or without
@@ -994,6 +1034,7 @@ int main(void)
 		TL_TEST(test_follow_bash_tree),
 		TL_TEST(test_follow_tnfdemo),
 		TL_TEST(test_follow_no_stop_releases_nothing),
+		TL_TEST(test_follow_under_another_tracer),
 		TL_TEST(test_follow_no_stop_engine_killed),
 		TL_TEST(test_follow_exit_status),
 		TL_TEST(test_follow_many_live_processes),

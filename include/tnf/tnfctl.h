@@ -298,6 +298,9 @@ tnfctl_errcode_t tnfctl_pid_open(pid_t pid, tnfctl_handle_t **retval);
  *                           kernel refuses its /proc files: e.g.
  *                           CAP_SYS_PTRACE permitted but not effective; the
  *                           child is killed and reaped).
+ *  TNFCTL_ERR_BUSY          another tracer holds the new process (a caller
+ *                           run under `strace -f` or a debugger that follows
+ *                           forks); the child is killed and reaped.
  *  TNFCTL_ERR_NOTDYNAMIC    a static executable (checked before exec).
  *  TNFCTL_ERR_NOLIBTNFPROBE libtnfprobe.so.1 not mapped (child killed).
  *  TNFCTL_ERR_KERNEL        the kernel lacks a BPF feature (see the top).

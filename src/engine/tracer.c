@@ -1093,7 +1093,9 @@ void op_exec_attach(struct tnf_peer from, pid_t pid, unsigned int flags)
 	}
 	e = thr_seize(pid, true);
 	if (e) {
-		srv_reply_err(from, errno_to_err(-e));
+		/* another tracer has it already (strace -f of the caller): BUSY, not ACCES */
+		srv_reply_err(from, e == -EPERM && tnf_proc_tracer(pid) > 0 ? TNFCTL_ERR_BUSY
+									     : errno_to_err(-e));
 		return;
 	}
 	t = target_new(pid, from);
