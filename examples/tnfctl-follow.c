@@ -597,6 +597,9 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 			}
 			if (ev.kind == TNFCTL_WATCH_EXIT && ev.pid == pid)
 				status = ev.term_signal ? 128 + ev.term_signal : ev.exit_status;
+			/* CMD never ran (its execve failed): no event, as in the stopping mode */
+			if (skip_exec && ev.kind == TNFCTL_WATCH_EXIT && ev.pid == pid)
+				continue;
 			print_watch_event(w, &ev);
 		}
 		/* Every event read: pass the signals that came on to the live tree. */

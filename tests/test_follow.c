@@ -331,6 +331,60 @@ static int reap_releasers(void)
 }
 
 /*
+ * A command that cannot run (a script without #!): in both modes the
+ * message execve's errno gives, exit 126, and no event at all (no EXIT of
+ * the process that never became CMD, no JSON slice for it).
+ */
+static void test_follow_cannot_run_no_event(void **state)
+{
+	char dir[] = "/tmp/tl-follow-noexec-XXXXXX", script[64], out[80];
+	char *args[] = {script, NULL};
+	struct follow_run r;
+	char json[4096];
+	int mode, fd;
+
+	(void)state;
+	tl_require_root();
+	assert_non_null(mkdtemp(dir));
+	snprintf(script, sizeof(script), "%s/noshebang", dir);
+	snprintf(out, sizeof(out), "--output=%s/out.json", dir);
+	fd = open(script, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+	assert_true(fd >= 0);
+	assert_int_equal(tl_write_all(fd, "echo hi\n", 8), 0);
+	close(fd);
+	/* mode: bit 0 --no-stop, bit 1 JSON to a file */
+	for (mode = 0; mode < 4; mode++) {
+		char *o[4] = {NULL};
+		int k = 0;
+
+		if (mode & 2) {
+			o[k++] = out;
+			o[k++] = "--format=json";
+		}
+		if (mode & 1)
+			o[k++] = "--no-stop";
+		run_follow_opts(&r, o, args, tl.timeout_ms);
+		if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 126 ||
+		    !strstr(r.text, "noshebang: Exec format error") || r.nev) {
+			dump_run(&r);
+			fail_msg("mode %d: wait status 0x%x, %d event(s); expected exit 126, "
+				 "the message and no event",
+				 mode, r.status, r.nev);
+		}
+		free_run(&r);
+		if (mode & 2) {
+			snprintf(json, sizeof(json), "%s/out.json", dir);
+			assert_true(tl_read_file(json, json, sizeof(json)) > 0);
+			if (strstr(json, "\"ph\":\"X\""))
+				fail_msg("mode %d: a JSON slice for a process that never ran:\n%s",
+					 mode, json);
+		}
+	}
+	snprintf(json, sizeof(json), "rm -rf %s", dir);
+	assert_int_equal(system(json), 0);
+}
+
+/*
  * Under another tracer (`strace -f tnfctl-follow -- CMD`: strace holds CMD
  * before the engine can seize it): BUSY, said as such, exit 1 (README's
  * table); --no-stop, which ptraces nothing, follows CMD as usual.
@@ -1035,6 +1089,7 @@ int main(void)
 		TL_TEST(test_follow_tnfdemo),
 		TL_TEST(test_follow_no_stop_releases_nothing),
 		TL_TEST(test_follow_under_another_tracer),
+		TL_TEST(test_follow_cannot_run_no_event),
 		TL_TEST(test_follow_no_stop_engine_killed),
 		TL_TEST(test_follow_exit_status),
 		TL_TEST(test_follow_many_live_processes),
