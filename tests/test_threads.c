@@ -119,6 +119,9 @@ static void test_exec_from_non_leader_thread(void **state)
 	tl_expect(p, "threads 4");
 	tl_info(h, &info);
 	assert_int_equal(info.pid, p->pid);
+	/* the calling thread, by its tid before the exec (the watch's rule too) */
+	if (info.tid <= 0 || info.tid == p->pid)
+		fail_msg("EXEC tid %d: expected the non-leader thread that called execve", info.tid);
 	if (!strstr(info.path, "tl_target"))
 		fail_msg("EXEC path \"%s\", expected the tl_target binary", info.path);
 	tl_close(h, TNFCTL_TARG_SUSPEND);

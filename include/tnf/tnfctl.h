@@ -883,7 +883,8 @@ tnfctl_errcode_t tnfctl_filter_list_delete(tnfctl_handle_t *hndl, pid_t pid);
 typedef struct tnfctl_event_info {
 	tnfctl_event_t event; /* the event itself */
 	pid_t pid;	      /* target tgid */
-	pid_t tid;	      /* thread that caused it (0 if unknown) */
+	pid_t tid;	      /* thread that caused it (0 if unknown); EXEC: the thread that
+				 called execve, by its tid before the exec (as the watch) */
 	uint64_t time_ns;     /* CLOCK_MONOTONIC when it happened, ns */
 	pid_t child_pid;      /* FORK: the new process */
 	int exit_status;      /* EXIT: the status passed to exit (0-255) */

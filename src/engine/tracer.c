@@ -1202,6 +1202,9 @@ static void report(struct target *t)
 			break;
 		case TNF_REC_EXEC:
 			rep.event = TNFCTL_EVENT_EXEC;
+			/* the thread that called execve (as the watch says), not the tid it took */
+			if (e->rec.old_tid > 0)
+				rep.tid = e->rec.old_tid;
 			t->new_image = true;
 			break;
 		case TNF_REC_EXEC_FAILED:
