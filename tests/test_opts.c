@@ -5,6 +5,7 @@
  * tail is refused, an older caller's smaller struct is read only up to its
  * sz, and out-of-range values are refused before anything starts.
  */
+#include <sys/mman.h>
 #include "testlib.h"
 
 static char *true_argv[] = {"/bin/true", NULL};
@@ -112,6 +113,29 @@ static void test_opts_older_caller(void **state)
 	watch_true(&o);
 }
 
+/*
+ * A garbage sz (over the 1024 allowed) is refused, not scanned: the struct
+ * ends a page whose next page is unmapped, where a scan would crash.
+ */
+static void garbage_sz_refused(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct tnfctl_watch_opts *o;
+	tnfctl_watch_t *w = NULL;
+	char *p;
+
+	p = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(munmap(p + pg, pg), 0);
+	o = (struct tnfctl_watch_opts *)(p + pg - sizeof(*o));
+	o->sz = 1025;
+	tl_assert_err(tnfctl_watch_open_opts(getpid(), o, &w), TNFCTL_ERR_BADARG);
+	o->sz = (size_t)-1;
+	tl_assert_err(tnfctl_watch_open_opts(getpid(), o, &w), TNFCTL_ERR_BADARG);
+	assert_null(w);
+	munmap(p, pg);
+}
+
 /* sz too small, values out of range, options of the other kind: BADARG, nothing started. */
 static void test_opts_bad_values(void **state)
 {
@@ -126,6 +150,7 @@ static void test_opts_bad_values(void **state)
 	tl_assert_err(tnfctl_watch_open_opts(getpid(), &wo, &w), TNFCTL_ERR_BADARG);
 	wo.sz = sizeof(size_t) - 1;
 	tl_assert_err(tnfctl_watch_open_opts(getpid(), &wo, &w), TNFCTL_ERR_BADARG);
+	garbage_sz_refused();
 	wo.sz = sizeof(wo);
 	wo.delay_ms = 1001;
 	tl_assert_err(tnfctl_watch_exec_opts("/bin/true", true_argv, NULL, &wo, &w, &pid),

@@ -866,12 +866,16 @@ tnfctl_errcode_t tnfctl_filter_list_delete(tnfctl_handle_t *hndl, pid_t pid);
  *
  *	TNFCTL_OPTS(tnfctl_watch_opts, opts, .flags = TNFCTL_WATCH_DL);
  *
- * which zero-fills it (padding included) and sets sz.  The library reads no
- * byte past sz (a field past it has its default), and refuses with
- * TNFCTL_ERR_BADARG an sz smaller than sizeof(size_t) or any non-zero byte
- * past the fields it knows (a newer program asking for an option this
- * library lacks).  A NULL options pointer means every default.  The struct
- * is the caller's; the library keeps no pointer into it after the call.
+ * which zero-fills it (padding included) and sets sz (a statement
+ * expression, a GNU extension: at block scope only; in C++ the designators
+ * must follow the declaration order).  sz must not exceed the object's
+ * real size.  The library reads no byte past sz (a field that does not fit
+ * whole in sz has its default), and refuses with TNFCTL_ERR_BADARG an sz
+ * smaller than sizeof(size_t) or over 1024, or any non-zero byte past the
+ * fields it knows (a newer program asking for an option this library
+ * lacks).  A NULL options pointer means every default.  The struct is the
+ * caller's; the library keeps no pointer into it after the call.  The
+ * *_opts functions are in version node TNFCTL_LINUX_0.1.
  */
 #define TNFCTL_OPTS(TYPE, NAME, ...)                                                               \
 	struct TYPE NAME = ({                                                                      \

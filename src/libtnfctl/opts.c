@@ -5,8 +5,9 @@
 
 /*
  * @opts (NULL: the defaults) against the @known bytes of its struct this
- * library was built with: an sz too small to hold itself, or a non-zero
- * byte between @known and sz (an option of a newer release), is invalid.
+ * library was built with: an sz too small to hold itself or over
+ * TNF_OPTS_SZ_MAX, or a non-zero byte between @known and sz (an option of
+ * a newer release), is invalid.
  */
 bool tnf_opts_valid(const void *opts, size_t known)
 {
@@ -16,7 +17,8 @@ bool tnf_opts_valid(const void *opts, size_t known)
 	if (!opts)
 		return true;
 	memcpy(&sz, opts, sizeof(sz));
-	if (sz < sizeof(size_t))
+	/* no options struct will ever be a page: a garbage sz is refused, not scanned */
+	if (sz < sizeof(size_t) || sz > TNF_OPTS_SZ_MAX)
 		return false;
 	for (i = known; i < sz; i++)
 		if (p[i])

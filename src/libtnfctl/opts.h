@@ -16,6 +16,9 @@
 #define TNF_OPTS_GET(opts, type, field, def)                                                       \
 	((opts) && (opts)->sz >= TNF_OPTS_END(type, field) && (opts)->field ? (opts)->field : (def))
 
+/* The largest sz accepted (tnfctl.h says so). */
+#define TNF_OPTS_SZ_MAX 1024
+
 bool tnf_opts_valid(const void *opts, size_t known);
 
 #endif
