@@ -196,6 +196,9 @@ static char **prex_env(const char *tmp, const char *term)
  * with stdin, stdout and stderr on pipes, in @cwd (default: the private
  * work directory).
  */
+/* A command prex is run through (its argv goes first, then prex's path), or NULL. */
+static const char *const *prex_prefix;
+
 static inline struct prex *prex_spawn(const char *const *opts, bool target, const char *cwd,
 				      const char *tmp)
 {
@@ -209,7 +212,9 @@ static inline struct prex *prex_spawn(const char *const *opts, bool target, cons
 
 	prex_paths();
 	memset(&x, 0, sizeof(x));
-	argv[n++] = "prex";
+	for (i = 0; prex_prefix && prex_prefix[i]; i++)
+		argv[n++] = (char *)prex_prefix[i];
+	argv[n++] = prex_prefix ? prex_prog : "prex";
 	for (i = 0; opts && opts[i]; i++)
 		argv[n++] = (char *)opts[i];
 	if (target) {
@@ -246,7 +251,7 @@ static inline struct prex *prex_spawn(const char *const *opts, bool target, cons
 		}
 		if (chdir(cwd ? cwd : work_dir))
 			_exit(126);
-		execve(prex_prog, argv, env);
+		execve(prex_prefix ? prex_prefix[0] : prex_prog, argv, env);
 		_exit(127);
 	}
 	free(env);

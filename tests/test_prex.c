@@ -655,6 +655,93 @@ static void test_attach_tracefile(void **state)
 	tl_expect(p, "tracer 0");
 }
 
+/* @name's full path in @out (searching PATH), or 0. */
+static int find_in_path(const char *name, char *out, size_t size)
+{
+	const char *path = getenv("PATH");
+	char *copy, *dir, *save = NULL;
+	int found = 0;
+
+	if (!path)
+		path = "/usr/bin:/bin";
+	copy = strdup(path);
+	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+		snprintf(out, size, "%s/%s", dir, name);
+		found = access(out, X_OK) == 0;
+	}
+	free(copy);
+	return found;
+}
+
+/*
+ * prex's messages share stderr (and stdout) with the target's own output,
+ * a line at a time: each of its lines is one write(), so that no line of
+ * the target's lands inside one of prex's.  prex -p on a target it did not
+ * start (strace -f would hold a started one first), under `strace -f -e
+ * trace=write`: every write prex (or its engine) makes to fd 1 or 2 ends a
+ * line, among them "target process exited", written by the thread that
+ * serves the target while the target runs.
+ */
+static void test_message_lines_one_write(void **state)
+{
+	static char strace[PATH_MAX], log[PATH_MAX], err[4096], line[16384];
+	static const char *prefix[] = {strace, "-f", "-qq", "-e", "trace=write", "-s", "8192",
+				       "-o", log, NULL};
+	const char *opts[] = {"-p", NULL, NULL};
+	char pidstr[16];
+	int writes_seen = 0, exited_seen = 0;
+	struct tl_proc *p;
+	struct prex *x;
+	FILE *f;
+
+	(void)state;
+	tl_require_root();
+	if (!find_in_path("strace", strace, sizeof(strace))) {
+		print_message("SKIP: strace is not installed (Debian package strace)\n");
+		skip();
+	}
+	prex_paths();
+	snprintf(log, sizeof(log), "%s/prex-writes.strace", tmpdir);
+	p = tl_start_target(probes_prog, 1);
+	snprintf(pidstr, sizeof(pidstr), "%d", p->pid);
+	opts[1] = pidstr;
+	prex_prefix = prefix;
+	x = prex_spawn(opts, false, NULL, NULL);
+	prex_prefix = NULL;
+	rd_until(&x->out, "Type \"continue\"");
+	writes(x->in_w, "continue\n");
+	tl_send(p, "exit 0");
+	rd_until(&x->err, "target process exited");
+	close(x->in_w);
+	assert_int_equal(prex_wait(x), 0);
+	rd_rest(&x->err, err, sizeof(err));
+	close(x->out.fd);
+	close(x->err.fd);
+	tl_assert_exits(p->pid, "target after exit 0");
+
+	f = fopen(log, "re");
+	if (!f)
+		fail_msg("%s: %s", log, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		const char *w = strstr(line, " write(1, \"");
+
+		if (!w)
+			w = strstr(line, " write(2, \"");
+		if (!w)
+			continue;
+		writes_seen++;
+		if (strstr(w, "target process exited\\n\", "))
+			exited_seen++;
+		/* the string, not truncated (-s), ends with the line's newline */
+		if (!strstr(w, "\\n\", "))
+			fail_msg("a write of part of a line: %s", line);
+	}
+	fclose(f);
+	if (!exited_seen)
+		fail_msg("no write of \"target process exited\" among %d writes in %s", writes_seen,
+			 log);
+}
+
 /* help, help <command>, help <topic>, and an unknown topic. */
 static void test_help(void **state)
 {
@@ -889,6 +976,7 @@ int main(void)
 		TL_TEST(test_quit_variants),
 		TL_TEST(test_exec_and_targgone),
 		TL_TEST(test_attach_tracefile),
+		TL_TEST(test_message_lines_one_write),
 		TL_TEST(test_help),
 		TL_TEST(test_follow_script),
 		TL_TEST(test_pty_prompt_editing_ctrl_c),

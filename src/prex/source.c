@@ -34,30 +34,68 @@ static bool editing; /* libedit reads stdin */
 static char cur_name[PATH_MAX + 8] = STDIN_NAME;
 static int cur_line;
 
-void prex_msg(const char *fmt, ...)
+/*
+ * One message line on stderr, in one write(): the target shares stderr (a
+ * terminal, a pipe) and writes its own lines there, so a message written a
+ * piece at a time (stderr is unbuffered: one write() per stdio call) could
+ * have a line of the target's land in its middle.  stdout is flushed first,
+ * so that what prex printed there before comes out before the message.
+ */
+static void vmsg_line(const char *prefix, const char *fmt, va_list ap)
 {
-	va_list ap;
+	char small[1024], *buf = small;
+	size_t len;
+	va_list ap2;
+	int n, m;
 
 	fflush(stdout);
-	flockfile(stderr);
-	fprintf(stderr, "%s: ", g_opt.argv0);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
+	va_copy(ap2, ap);
+	n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0)
+		return;
+	len = strlen(prefix) + (size_t)n + 1;
+	if (len + 1 > sizeof(small) && !(buf = malloc(len + 1)))
+		return;
+	m = snprintf(buf, len + 1, "%s", prefix);
+	vsnprintf(buf + m, len + 1 - m, fmt, ap);
+	buf[len - 1] = '\n';
+	buf[len] = '\0';
+	flockfile(stderr); /* after what another thread is printing with stdio */
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(STDERR_FILENO, buf + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += w;
+	}
 	funlockfile(stderr);
+	if (buf != small)
+		free(buf);
+}
+
+void prex_msg(const char *fmt, ...)
+{
+	char prefix[PATH_MAX + 8];
+	va_list ap;
+
+	snprintf(prefix, sizeof(prefix), "%s: ", g_opt.argv0);
+	va_start(ap, fmt);
+	vmsg_line(prefix, fmt, ap);
+	va_end(ap);
 }
 
 void semantic_error(const char *fmt, ...)
 {
+	char prefix[PATH_MAX + 64];
 	va_list ap;
 
-	fflush(stdout);
-	fprintf(stderr, "\"%s\", line %d: semantic error: ", cur_name, cur_line);
+	snprintf(prefix, sizeof(prefix), "\"%s\", line %d: semantic error: ", cur_name, cur_line);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg_line(prefix, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void syntax_error(int line, const char *tok)
