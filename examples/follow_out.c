@@ -47,6 +47,14 @@ static struct proc *procs[NBUCKETS];
 static unsigned int nsort;
 static uint64_t root_ns;  /* when following began (the root's image) */
 static bool first = true; /* JSON: no comma before the first event */
+static int out_err;	  /* the first failed write's errno; nothing is written after it */
+
+/* Under out_lock, after writing with errno cleared before: a failed write is kept. */
+static void out_check(void)
+{
+	if (!out_err && ferror(out))
+		out_err = errno ? errno : EIO;
+}
 
 static double rel_ms(uint64_t t)
 {
@@ -507,7 +515,10 @@ void follow_out_root(pid_t pid, pid_t ppid, char *const *argv, uint64_t t)
 		ppid = proc_ppid(pid);
 	pthread_mutex_lock(&out_lock);
 	root_ns = t;
-	if (fmt == FOLLOW_NDJSON) {
+	errno = 0;
+	if (out_err) {
+		/* nothing more is written */
+	} else if (fmt == FOLLOW_NDJSON) {
 		/* the first line: the root and its image, whose exec is no event */
 		fprintf(out, "{\"time_ns\":%llu,\"ms\":%.3f,\"event\":\"ROOT\",\"pid\":%d",
 			(unsigned long long)t, rel_ms(t), pid);
@@ -526,6 +537,7 @@ void follow_out_root(pid_t pid, pid_t ppid, char *const *argv, uint64_t t)
 		p->name = image_name(argv, argc, exe);
 		p->args = image_args(argv, argc, cwd, exe);
 	}
+	out_check();
 	pthread_mutex_unlock(&out_lock);
 	free(own);
 	free(buf);
@@ -534,6 +546,11 @@ void follow_out_root(pid_t pid, pid_t ppid, char *const *argv, uint64_t t)
 void follow_out_event(const struct follow_ev *e)
 {
 	pthread_mutex_lock(&out_lock);
+	if (out_err) {
+		pthread_mutex_unlock(&out_lock);
+		return;
+	}
+	errno = 0;
 	switch (fmt) {
 	case FOLLOW_TEXT:
 		text_event(e);
@@ -548,6 +565,7 @@ void follow_out_event(const struct follow_ev *e)
 	/* as it happens: `| jq` and `tail -f` see each event at once */
 	if (fmt != FOLLOW_JSON)
 		fflush(out);
+	out_check();
 	pthread_mutex_unlock(&out_lock);
 }
 
@@ -555,9 +573,11 @@ int follow_out_close(uint64_t t)
 {
 	struct follow_ev running = {.time_ns = t};
 	size_t i;
+	int e;
 
 	pthread_mutex_lock(&out_lock);
-	if (fmt == FOLLOW_JSON) {
+	errno = 0;
+	if (fmt == FOLLOW_JSON && !out_err) {
 		for (i = 0; i < NBUCKETS; i++)
 			while (procs[i]) {
 				json_slice(procs[i], t, "running", &running);
@@ -568,6 +588,10 @@ int follow_out_close(uint64_t t)
 			"\n],\"otherData\":{\"source\":\"tnfctl-follow\",\"ts_base_ns\":%llu}}\n",
 			(unsigned long long)start_ns);
 	}
+	if (!out_err)
+		fflush(out);
+	out_check();
+	e = out_err;
 	pthread_mutex_unlock(&out_lock);
-	return fflush(out) || ferror(out) ? -1 : 0;
+	return e;
 }

@@ -47,7 +47,8 @@ void follow_out_event(const struct follow_ev *e);
 /*
  * Ends the output at @end_ns: JSON gives each process still running a
  * slice to @end_ns (args.end "running") and closes the array.  Returns 0,
- * or -1 on a write error.
+ * or the errno of the first write that failed (nothing was written after
+ * it): EPIPE when the reader of a pipe has left.
  */
 int follow_out_close(uint64_t end_ns);
 

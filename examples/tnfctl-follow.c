@@ -48,7 +48,9 @@
  *  - These signals are caught, never blocked or ignored before the root is
  *    started: tnfctl_exec_open() forks the target from the calling thread,
  *    and exec keeps a blocked mask and ignored signals (it only resets
- *    caught ones).  SIGPIPE is ignored once the root runs.
+ *    caught ones).  SIGPIPE is ignored once the root runs: a reader of the
+ *    output that leaves (`| head`) ends the output, silently, not
+ *    tnfctl-follow, which ends as the tree does.
  *  - The last follower to end writes to an eventfd that the main thread
  *    polls together with the pipe: no busy waiting.
  *
@@ -385,6 +387,23 @@ static void die_like(int sig)
 	raise(sig);
 }
 
+/*
+ * Ends the output.  A write that failed is said, and tnfctl-follow failed
+ * (true: exit 1, whatever the tree's status).  But a pipe whose reader has
+ * left (`tnfctl-follow -- CMD | head`, -o >(cmd)) is no failure: the reader
+ * wanted no more, the events after it went nowhere, and tnfctl-follow ends
+ * as CMD does, as the untraced `CMD | head` would, without a message.
+ */
+static bool out_close(void)
+{
+	int e = follow_out_close(now_ns());
+
+	if (!e || e == EPIPE)
+		return false;
+	msg("%s: write error: %s", out_name, strerror(e));
+	return true;
+}
+
 static void usage(FILE *fp, int status)
 {
 	fputs("usage: tnfctl-follow [--no-stop] [--format=F] [-o FILE] -- CMD [ARGS...]\n"
@@ -637,9 +656,7 @@ static int follow_no_stop(const char *name, pid_t pid, char **cmd)
 	tnfctl_watch_close(w);
 	if (lost)
 		msg("%llu kernel event records lost", lost);
-	werr = follow_out_close(now_ns());
-	if (werr)
-		msg("%s: write error", out_name);
+	werr = out_close();
 	if (lost_control)
 		return 1;
 	if (sig)
@@ -806,9 +823,7 @@ int main(int argc, char **argv)
 	sig = wait_all();
 	if (tnfctl_events_lost())
 		msg("%llu kernel event records lost", (unsigned long long)tnfctl_events_lost());
-	werr = follow_out_close(now_ns());
-	if (werr)
-		msg("%s: write error", out_name);
+	werr = out_close();
 	pthread_mutex_lock(&lock);
 	/* A signal taken (-p) detached us; with CMD the root's status is ours. */
 	status = sig ? 128 + sig : root_status >= 0 ? root_status : 1;

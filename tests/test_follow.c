@@ -774,6 +774,127 @@ static void test_follow_output_links(void **state)
 }
 
 /*
+ * `tnfctl-follow -- CMD | head -1`: the reader leaves, as it may.  Untraced,
+ * `yes | head -1` ends by SIGPIPE (a shell shows 141), and a command that
+ * does not write to the pipe (`sh -c '/bin/true; read y'`, whose line is
+ * tnfctl-follow's first event) exits 0, silently.  tnfctl-follow writes its
+ * events to the same pipe; the reader's leaving is no failure of its: no
+ * "write error", and it ends as CMD did (by CMD's signal, or with CMD's
+ * status), in both modes and every format.
+ */
+struct piped_follow {
+	pid_t pid;
+	int out, err, in; /* its stdout and stderr (read ends), CMD's stdin (write end) */
+};
+
+static void piped_follow_start(struct piped_follow *f, char *const *opts, char *const *cmd)
+{
+	int out[2], err[2], in[2];
+	char *argv[16], **env;
+	int n = 0, i;
+
+	argv[n++] = tl.follow;
+	for (i = 0; opts && opts[i]; i++)
+		argv[n++] = opts[i];
+	argv[n++] = "--";
+	for (i = 0; cmd[i] && n < 15; i++)
+		argv[n++] = cmd[i];
+	argv[n] = NULL;
+	if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(in, O_CLOEXEC))
+		abort();
+	env = tl_env_build(NULL);
+	fflush(stdout);
+	fflush(stderr);
+	f->pid = fork();
+	if (f->pid < 0)
+		abort();
+	if (f->pid == 0) {
+		sigset_t none;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(err[1], 2);
+		execve(argv[0], argv, env);
+		_exit(127);
+	}
+	free(env);
+	tl_track_pid(f->pid);
+	close(in[0]);
+	close(out[1]);
+	close(err[1]);
+	f->out = out[0];
+	f->err = err[0];
+	f->in = in[1];
+}
+
+/* Reads @fd until a whole line came (or EOF, or the timeout: a failure). */
+static void read_a_line(int fd, const char *what)
+{
+	long long end = tl_now_ms() + tl.timeout_ms;
+	char buf[4096];
+	size_t len = 0;
+
+	while (!memchr(buf, '\n', len)) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		int left = end - tl_now_ms();
+		ssize_t n;
+
+		if (len == sizeof(buf) || poll(&pfd, 1, left > 0 ? left : 0) <= 0)
+			fail_msg("%s: no line within %d ms", what, tl.timeout_ms);
+		n = read(fd, buf + len, sizeof(buf) - len);
+		if (n <= 0)
+			fail_msg("%s: its output ended before a line", what);
+		len += n;
+	}
+}
+
+static void test_follow_reader_leaves(void **state)
+{
+	char *yes[] = {"/usr/bin/yes", NULL};
+	char *true_read[] = {"/bin/sh", "-c", "/bin/true; read y; exit 0", NULL};
+	char *nostop[] = {"--no-stop", NULL, NULL}, *stop[] = {NULL, NULL};
+	static const char *const formats[] = {NULL, "--format=ndjson", "--format=json"};
+	char err[4096], what[128];
+	int mode, fmt, c;
+
+	(void)state;
+	tl_require_root();
+	for (c = 0; c < 2; c++)
+		for (mode = 0; mode < 2; mode++)
+			for (fmt = 0; fmt < 3; fmt++) {
+				char **opts = mode ? nostop : stop;
+				struct piped_follow f;
+				ssize_t n, len = 0;
+				int st;
+
+				opts[mode] = (char *)formats[fmt];
+				snprintf(what, sizeof(what), "tnfctl-follow%s%s%s -- %s | head -1",
+					 mode ? " --no-stop" : "", fmt ? " " : "",
+					 fmt ? formats[fmt] : "", c ? "sh -c '/bin/true; read y'" : "yes");
+				piped_follow_start(&f, opts, c ? true_read : yes);
+				/* json comes at the end: that reader leaves before it */
+				if (fmt != 2)
+					read_a_line(f.out, what);
+				close(f.out); /* head -1 has its line */
+				close(f.in);  /* sh's read ends: it exits 0 */
+				while ((n = read(f.err, err + len, sizeof(err) - 1 - len)) > 0)
+					len += n;
+				err[len] = '\0';
+				close(f.err);
+				st = tl_reap(f.pid);
+				if (strstr(err, "write error"))
+					fail_msg("%s: \"%s\"", what, err);
+				if (c ? !WIFEXITED(st) || WEXITSTATUS(st)
+				      : !WIFSIGNALED(st) || WTERMSIG(st) != SIGPIPE)
+					fail_msg("%s: wait status 0x%x, expected %s; stderr \"%s\"",
+						 what, st, c ? "exit 0" : "SIGPIPE", err);
+			}
+}
+
+/*
  * BUG (fixed): a write error on the output (-o /dev/full) was reported but
  * tnfctl-follow exited 0; and a command that could not be run left -o
  * holding the start of a JSON file.  Now: exit 1; and valid, empty JSON.
@@ -1099,6 +1220,7 @@ int main(void)
 		TL_TEST(test_follow_merge_with_probes),
 		TL_TEST(test_follow_output_links),
 		TL_TEST(test_follow_output_errors),
+		TL_TEST(test_follow_reader_leaves),
 		TL_TEST(test_follow_engine_missing),
 		TL_TEST(test_follow_killed_at_random_moments),
 		TL_FINAL_TEST,
