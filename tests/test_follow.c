@@ -895,6 +895,80 @@ static void test_follow_reader_leaves(void **state)
 }
 
 /*
+ * examples/follow-timeline.sh reads --format=ndjson.  Given something else
+ * (the --format=json trace, a JSON line that is no event, a file that is
+ * not there) it said so with a Python traceback; now with one line naming
+ * the file (and, for the JSON trace, the format to use), and exit 1.  The
+ * errors come before gnuplot is needed.
+ */
+static void test_follow_timeline_bad_input(void **state)
+{
+	static const struct {
+		const char *content; /* NULL: no such file */
+		const char *want;
+	} cases[] = {
+		{"{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"
+		 "{\"ph\":\"X\",\"cat\":\"process\",\"name\":\"sh\",\"pid\":1,\"tid\":1,\"ts\":1.0,"
+		 "\"dur\":2.0,\"args\":{}}\n"
+		 "],\"otherData\":{\"source\":\"tnfctl-follow\",\"ts_base_ns\":1}}\n",
+		 "--format=json"},
+		{"{\"time_ns\":1,\"event\":\"ROOT\",\"pid\":1,\"argv\":[\"sh\"]}\n{\"a\":1}\n",
+		 "line 2"},
+		{"{\"time_ns\":1,\"event\":\"ROOT\",\"pid\":1,\"argv\":[\"sh\"]}\n{\"time_ns\":\n",
+		 "line 2"},
+		{NULL, "No such file"},
+	};
+	char dir[] = "/tmp/tl-follow-timeline-XXXXXX", in[64], png[64], script[PATH_MAX + 64];
+	char *argv[] = {"/bin/sh", script, in, png, NULL};
+	char py[PATH_MAX], text[8192], **env;
+	size_t i;
+
+	(void)state;
+	need_python3(py, sizeof(py));
+	snprintf(script, sizeof(script), "%s/../examples/follow-timeline.sh", tl.bdir);
+	assert_non_null(mkdtemp(dir));
+	snprintf(in, sizeof(in), "%s/events", dir);
+	snprintf(png, sizeof(png), "%s/out.png", dir);
+	env = tl_env_build(NULL);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int out[2], st;
+		ssize_t n, len = 0;
+		pid_t pid;
+
+		unlink(in);
+		if (cases[i].content) {
+			FILE *f = fopen(in, "we");
+
+			assert_non_null(f);
+			fputs(cases[i].content, f);
+			fclose(f);
+		}
+		if (pipe2(out, O_CLOEXEC))
+			abort();
+		pid = tl_spawn(argv, env, out[1], NULL);
+		close(out[1]);
+		while ((n = read(out[0], text + len, sizeof(text) - 1 - len)) > 0)
+			len += n;
+		text[len] = '\0';
+		close(out[0]);
+		st = tl_reap(pid);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 1 || strstr(text, "Traceback") ||
+		    !strstr(text, cases[i].want) || !strstr(text, in) || !len ||
+		    memchr(text, '\n', len - 1) || text[len - 1] != '\n')
+		{
+			print_error("follow-timeline.sh printed:\n%s\n", text);
+			fail_msg("case %zu: wait status 0x%x, expected exit 1 and one line naming "
+				 "%s with \"%s\"",
+				 i, st, in, cases[i].want);
+		}
+		assert_int_equal(access(png, F_OK), -1);
+	}
+	free(env);
+	unlink(in);
+	rmdir(dir);
+}
+
+/*
  * BUG (fixed): a write error on the output (-o /dev/full) was reported but
  * tnfctl-follow exited 0; and a command that could not be run left -o
  * holding the start of a JSON file.  Now: exit 1; and valid, empty JSON.
@@ -1221,6 +1295,7 @@ int main(void)
 		TL_TEST(test_follow_output_links),
 		TL_TEST(test_follow_output_errors),
 		TL_TEST(test_follow_reader_leaves),
+		TL_TEST(test_follow_timeline_bad_input),
 		TL_TEST(test_follow_engine_missing),
 		TL_TEST(test_follow_killed_at_random_moments),
 		TL_FINAL_TEST,
