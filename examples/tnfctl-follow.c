@@ -126,17 +126,45 @@ static const char *const event_names[] = {
 	[TNFCTL_EVENT_EXIT] = "EXIT",	  [TNFCTL_EVENT_EXEC_FAILED] = "EXECFAIL",
 };
 
+/*
+ * A message line on stderr, in one write(): the tree writes its own lines
+ * to the same stderr, and a message written a piece at a time (stderr is
+ * unbuffered: a write() per stdio call) could have one land in its middle.
+ */
 __attribute__((format(printf, 1, 2))) static void msg(const char *fmt, ...)
 {
+	static const char prefix[] = "tnfctl-follow: ";
+	char small[1024], *buf = small;
+	size_t len, off = 0;
 	va_list ap;
+	int n;
 
-	flockfile(stderr);
-	fputs("tnfctl-follow: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	if (n < 0)
+		return;
+	len = sizeof(prefix) - 1 + (size_t)n + 1;
+	if (len + 1 > sizeof(small) && !(buf = malloc(len + 1)))
+		return;
+	memcpy(buf, prefix, sizeof(prefix) - 1);
+	va_start(ap, fmt);
+	vsnprintf(buf + sizeof(prefix) - 1, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	buf[len - 1] = '\n';
+	flockfile(stderr); /* after what another thread prints with stdio */
+	while (off < len) {
+		ssize_t w = write(STDERR_FILENO, buf + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += w;
+	}
 	funlockfile(stderr);
+	if (buf != small)
+		free(buf);
 }
 
 static uint64_t now_ns(void)

@@ -425,6 +425,54 @@ static void test_follow_under_another_tracer(void **state)
 }
 
 /*
+ * tnfctl-follow's messages share stderr with the tree's own output: each is
+ * one write(), so that no line of the tree's lands inside one.  Under
+ * `strace -f -e trace=write` (which makes the open BUSY: its message is the
+ * one written), every write to fd 2 ends a line.
+ */
+static void test_follow_message_one_write(void **state)
+{
+	static char strace[PATH_MAX], log[PATH_MAX], line[16384];
+	static const char *const prefix[] = {strace, "-f", "-qq", "-e", "trace=write",
+					     "-s", "8192", "-o", log, NULL};
+	char *args[] = {"/bin/true", NULL};
+	char dir[] = "/tmp/tl-follow-writes-XXXXXX";
+	struct follow_run r;
+	int busy = 0;
+	FILE *f;
+
+	(void)state;
+	tl_require_root();
+	if (!find_in_path("strace", strace, sizeof(strace))) {
+		print_message("SKIP: strace is not installed (Debian package strace)\n");
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	snprintf(log, sizeof(log), "%s/writes.strace", dir);
+	follow_prefix = prefix;
+	run_follow_opts(&r, NULL, args, tl.timeout_ms);
+	follow_prefix = NULL;
+	free_run(&r);
+	f = fopen(log, "re");
+	if (!f)
+		fail_msg("%s: %s", log, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		const char *w = strstr(line, " write(2, \"");
+
+		if (!w)
+			continue;
+		busy += !!strstr(w, "already being controlled or traced");
+		if (!strstr(w, "\\n\", "))
+			fail_msg("a write of part of a line: %s", line);
+	}
+	fclose(f);
+	unlink(log);
+	rmdir(dir);
+	if (!busy)
+		fail_msg("no write of BUSY's message under strace -f");
+}
+
+/*
  * The dlopen probes' links belong to the engine (one set per libc, for all
  * its watches): a --no-stop run holds none, so none is released at its end
  * and no tnfctl-release process is started for it, with or without
@@ -1285,6 +1333,7 @@ int main(void)
 		TL_TEST(test_follow_no_stop_releases_nothing),
 		TL_TEST(test_follow_under_another_tracer),
 		TL_TEST(test_follow_cannot_run_no_event),
+		TL_TEST(test_follow_message_one_write),
 		TL_TEST(test_follow_no_stop_engine_killed),
 		TL_TEST(test_follow_exit_status),
 		TL_TEST(test_follow_many_live_processes),
