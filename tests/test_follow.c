@@ -167,28 +167,11 @@ static void dump_run(struct follow_run *r)
 		    r->text ? r->text : "");
 }
 
-static int find_in_path(const char *name, char *out, size_t size)
-{
-	const char *path = getenv("PATH");
-	char *copy, *dir, *save = NULL;
-	int found = 0;
-
-	if (!path)
-		path = "/usr/bin:/bin";
-	copy = strdup(path);
-	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
-		snprintf(out, size, "%s/%s", dir, name);
-		found = access(out, X_OK) == 0;
-	}
-	free(copy);
-	return found;
-}
-
 /* Does python3 map libz before any user code (then ctypes.CDLL cannot add it)? */
 /* python3's path in @py, or the test is skipped, saying why. */
 static void need_python3(char *py, size_t size)
 {
-	if (!find_in_path("python3", py, size)) {
+	if (!tl_find_in_path("python3", py, size)) {
 		print_message("SKIP: python3 is not installed (command -v python3 fails)\n");
 		skip();
 	}
@@ -399,7 +382,7 @@ static void test_follow_under_another_tracer(void **state)
 
 	(void)state;
 	tl_require_root();
-	if (!find_in_path("strace", strace, sizeof(strace))) {
+	if (!tl_find_in_path("strace", strace, sizeof(strace))) {
 		print_message("SKIP: strace is not installed (Debian package strace)\n");
 		skip();
 	}
@@ -443,7 +426,7 @@ static void test_follow_message_one_write(void **state)
 
 	(void)state;
 	tl_require_root();
-	if (!find_in_path("strace", strace, sizeof(strace))) {
+	if (!tl_find_in_path("strace", strace, sizeof(strace))) {
 		print_message("SKIP: strace is not installed (Debian package strace)\n");
 		skip();
 	}
@@ -1042,7 +1025,7 @@ static void test_follow_output_errors(void **state)
 		}
 		free_run(&r);
 	}
-	if (!find_in_path("python3", py, sizeof(py))) {
+	if (!tl_find_in_path("python3", py, sizeof(py))) {
 		/* the write-error half ran; the JSON half is the test's other half */
 		print_message("SKIP: the JSON check needs python3 (Debian package python3)\n");
 		skip();

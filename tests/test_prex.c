@@ -655,24 +655,6 @@ static void test_attach_tracefile(void **state)
 	tl_expect(p, "tracer 0");
 }
 
-/* @name's full path in @out (searching PATH), or 0. */
-static int find_in_path(const char *name, char *out, size_t size)
-{
-	const char *path = getenv("PATH");
-	char *copy, *dir, *save = NULL;
-	int found = 0;
-
-	if (!path)
-		path = "/usr/bin:/bin";
-	copy = strdup(path);
-	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
-		snprintf(out, size, "%s/%s", dir, name);
-		found = access(out, X_OK) == 0;
-	}
-	free(copy);
-	return found;
-}
-
 /*
  * prex's messages share stderr (and stdout) with the target's own output,
  * a line at a time: each of its lines is one write(), so that no line of
@@ -696,7 +678,7 @@ static void test_message_lines_one_write(void **state)
 
 	(void)state;
 	tl_require_root();
-	if (!find_in_path("strace", strace, sizeof(strace))) {
+	if (!tl_find_in_path("strace", strace, sizeof(strace))) {
 		print_message("SKIP: strace is not installed (Debian package strace)\n");
 		skip();
 	}

@@ -1515,6 +1515,24 @@ static inline void tl_path_of(char *buf, const char *rel)
 		abort();
 }
 
+/* @name's full path in @out (searching $PATH), or 0: for tests that need a tool. */
+static inline int tl_find_in_path(const char *name, char *out, size_t size)
+{
+	const char *path = getenv("PATH");
+	char *copy, *dir, *save = NULL;
+	int found = 0;
+
+	if (!path)
+		path = "/usr/bin:/bin";
+	copy = strdup(path);
+	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+		snprintf(out, size, "%s/%s", dir, name);
+		found = access(out, X_OK) == 0;
+	}
+	free(copy);
+	return found;
+}
+
 static inline int tl_env_int(const char *name, int def)
 {
 	const char *s = getenv(name);
