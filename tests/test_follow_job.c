@@ -1156,16 +1156,30 @@ static void wait_live(const char *comm, int want, const char *what)
 	}
 }
 
-/* After tnfctl-follow's exit: nothing of its tree may still run. */
+/*
+ * After tnfctl-follow's exit: nothing of its tree may still run.  The watch's
+ * END comes at the last exit tracepoint, inside do_exit(), a moment before
+ * that process is a zombie (wider under TCG): a process already exiting is
+ * given until the timeout to become one.
+ */
 static void assert_tree_gone(const char *comm, const char *what)
 {
+	long long end = tl_now_ms() + tl.timeout_ms;
 	int left;
 
-	tl_reap_children();
-	left = count_live(comm);
-	if (left)
-		fail_msg("%s: %d %s process(es) still running after tnfctl-follow exited", what,
-			 left, comm);
+	for (;;) {
+		struct pollfd none = {.fd = -1};
+
+		tl_reap_children();
+		left = count_live(comm);
+		if (!left)
+			return;
+		if (tl_now_ms() > end)
+			break;
+		poll(&none, 0, 5);
+	}
+	fail_msg("%s: %d %s process(es) still running after tnfctl-follow exited", what, left,
+		 comm);
 }
 
 /*
