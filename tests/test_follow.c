@@ -379,6 +379,7 @@ static void test_follow_under_another_tracer(void **state)
 	char *nostop[] = {"--no-stop", NULL};
 	char *args[] = {"/bin/true", NULL};
 	struct follow_run r;
+	char *asan;
 
 	(void)state;
 	tl_require_root();
@@ -386,6 +387,7 @@ static void test_follow_under_another_tracer(void **state)
 		print_message("SKIP: strace is not installed (Debian package strace)\n");
 		skip();
 	}
+	asan = tl_asan_leaks_off();
 	follow_prefix = prefix;
 	run_follow_opts(&r, NULL, args, tl.timeout_ms);
 	follow_prefix = NULL;
@@ -399,6 +401,7 @@ static void test_follow_under_another_tracer(void **state)
 	follow_prefix = prefix;
 	run_follow_opts(&r, nostop, args, tl.timeout_ms);
 	follow_prefix = NULL;
+	tl_asan_leaks_restore(asan);
 	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) || !strstr(r.text, "EXIT")) {
 		dump_run(&r);
 		fail_msg("--no-stop under strace -f: wait status 0x%x, expected exit 0 and an EXIT",

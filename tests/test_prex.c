@@ -674,6 +674,7 @@ static void test_message_lines_one_write(void **state)
 	int writes_seen = 0, exited_seen = 0;
 	struct tl_proc *p;
 	struct prex *x;
+	char *asan;
 	FILE *f;
 
 	(void)state;
@@ -687,9 +688,11 @@ static void test_message_lines_one_write(void **state)
 	p = tl_start_target(probes_prog, 1);
 	snprintf(pidstr, sizeof(pidstr), "%d", p->pid);
 	opts[1] = pidstr;
+	asan = tl_asan_leaks_off();
 	prex_prefix = prefix;
 	x = prex_spawn(opts, false, NULL, NULL);
 	prex_prefix = NULL;
+	tl_asan_leaks_restore(asan);
 	rd_until(&x->out, "Type \"continue\"");
 	writes(x->in_w, "continue\n");
 	tl_send(p, "exit 0");

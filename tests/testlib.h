@@ -1515,6 +1515,32 @@ static inline void tl_path_of(char *buf, const char *rel)
 		abort();
 }
 
+/*
+ * LeakSanitizer cannot run under ptrace: a SANITIZE=1 tool run under
+ * strace fails at its exit ("LeakSanitizer has encountered a fatal
+ * error").  Adds detect_leaks=0 to $ASAN_OPTIONS for the children started
+ * until tl_asan_leaks_restore(the value returned).
+ */
+static inline char *tl_asan_leaks_off(void)
+{
+	const char *old = getenv("ASAN_OPTIONS");
+	char *saved = old ? strdup(old) : NULL;
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf), "%s%sdetect_leaks=0", old ? old : "", old && *old ? ":" : "");
+	setenv("ASAN_OPTIONS", buf, 1);
+	return saved;
+}
+
+static inline void tl_asan_leaks_restore(char *saved)
+{
+	if (saved)
+		setenv("ASAN_OPTIONS", saved, 1);
+	else
+		unsetenv("ASAN_OPTIONS");
+	free(saved);
+}
+
 /* @name's full path in @out (searching $PATH), or 0: for tests that need a tool. */
 static inline int tl_find_in_path(const char *name, char *out, size_t size)
 {
