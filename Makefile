@@ -43,7 +43,7 @@ SAN := -fsanitize=thread -fno-omit-frame-pointer
 PROBE_SAN := $(SAN)
 SAN_ENV := TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 TL_TSAN=1
 endif
-VERSION := 0.1.0
+VERSION := 0.2.0
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g

@@ -36,9 +36,11 @@ struct {
 	__type(value, struct tnf_tgid_state);
 } tracked SEC(".maps");
 
+/* 4 KiB values: allocated per call in flight, not 16384 of them up front. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, u32);
 	__type(value, struct tnf_dl_arg);
 } dl_args SEC(".maps");
@@ -63,18 +65,36 @@ struct {
 	__type(value, struct tnf_dl_arg);
 } scratch SEC(".maps");
 
+/*
+ * A record is built here and sent with bpf_ringbuf_output up to the end of
+ * its path: a reserve's size must be a constant, and 4 KiB per FORK or EXIT
+ * would fill the ring 64 times sooner.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct tnf_rec);
+} rec_buf SEC(".maps");
+
 __u64 seq;
 
-static struct tnf_rec *rec_reserve(u32 kind, u32 tgid, u32 tid)
+static void count_lost(void)
 {
-	struct tnf_rec *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	u32 zero = 0;
+	u64 *n = bpf_map_lookup_elem(&lost, &zero);
+
+	if (n)
+		*n += 1;
+}
+
+static struct tnf_rec *rec_begin(u32 kind, u32 tgid, u32 tid)
+{
+	u32 zero = 0;
+	struct tnf_rec *r = bpf_map_lookup_elem(&rec_buf, &zero);
 
 	if (!r) {
-		u64 *n = bpf_map_lookup_elem(&lost, &zero);
-
-		if (n)
-			*n += 1;
+		count_lost();
 		return NULL;
 	}
 	r->seq = __sync_fetch_and_add(&seq, 1);
@@ -86,10 +106,33 @@ static struct tnf_rec *rec_reserve(u32 kind, u32 tgid, u32 tid)
 	r->child = 0;
 	r->old_tid = 0;
 	r->exit_code = 0;
-	r->pad = 0;
-	r->path[0] = '\0';
+	r->path_len = 1;
 	r->uargv = 0;
+	r->path[0] = '\0';
 	return r;
+}
+
+/* The string at @src (user memory if @user) as @r's path. */
+static void rec_path(struct tnf_rec *r, const void *src, bool user)
+{
+	long n = user ? bpf_probe_read_user_str(r->path, sizeof(r->path), src)
+		      : bpf_probe_read_kernel_str(r->path, sizeof(r->path), src);
+
+	if (n <= 0) {
+		r->path[0] = '\0';
+		n = 1;
+	}
+	r->path_len = n;
+}
+
+static void rec_submit(struct tnf_rec *r)
+{
+	u32 n = r->path_len;
+
+	if (n > TNF_PATH_MAX)
+		n = TNF_PATH_MAX;
+	if (bpf_ringbuf_output(&events, r, offsetof(struct tnf_rec, path) + n, 0))
+		count_lost();
 }
 
 static __always_inline u64 start_ticks(struct task_struct *t)
@@ -134,7 +177,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (!st || !(st->flags & TNF_F_ARMED))
 		return 0;
 	flags = st->flags;
-	r = rec_reserve(TNF_REC_FORK, ptgid, parent->pid);
+	r = rec_begin(TNF_REC_FORK, ptgid, parent->pid);
 	if (!r)
 		return 0;
 	r->child = ctgid;
@@ -150,7 +193,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		if (stop_current())
 			r->flags |= TNF_RF_STOPPED;
 	}
-	bpf_ringbuf_submit(r, 0);
+	rec_submit(r);
 	return 0;
 }
 
@@ -166,14 +209,14 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		return 0;
 	st->rtld_pending = 0;
 	st->r_state_addr = 0;
-	r = rec_reserve(TNF_REC_EXEC, tgid, p->pid);
+	r = rec_begin(TNF_REC_EXEC, tgid, p->pid);
 	if (!r)
 		return 0;
 	r->old_tid = old_pid;
-	bpf_probe_read_kernel_str(r->path, sizeof(r->path), BPF_CORE_READ(bprm, filename));
+	rec_path(r, BPF_CORE_READ(bprm, filename), false);
 	if (stop_current())
 		r->flags |= TNF_RF_STOPPED;
-	bpf_ringbuf_submit(r, 0);
+	rec_submit(r);
 	return 0;
 }
 
@@ -193,15 +236,15 @@ static __always_inline int exec_failed(long ret, const char *file, u64 argv)
 	if (!st ||
 	    (st->flags & (TNF_F_ARMED | TNF_F_EXEC_FAILED)) != (TNF_F_ARMED | TNF_F_EXEC_FAILED))
 		return 0;
-	r = rec_reserve(TNF_REC_EXEC_FAILED, id >> 32, (u32)id);
+	r = rec_begin(TNF_REC_EXEC_FAILED, id >> 32, (u32)id);
 	if (!r)
 		return 0;
 	r->exit_code = -ret;
 	r->uargv = argv;
-	bpf_probe_read_user_str(r->path, sizeof(r->path), file);
+	rec_path(r, file, true);
 	if (stop_current())
 		r->flags |= TNF_RF_STOPPED;
-	bpf_ringbuf_submit(r, 0);
+	rec_submit(r);
 	return 0;
 }
 
@@ -253,9 +296,9 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	if (BPF_CORE_READ(p, signal, live.counter) != 0) {
 		/* A leader leaving early never reports a ptrace-stop again: say so. */
 		if (tid == tgid) {
-			r = rec_reserve(TNF_REC_LEADER_GONE, tgid, tid);
+			r = rec_begin(TNF_REC_LEADER_GONE, tgid, tid);
 			if (r)
-				bpf_ringbuf_submit(r, 0);
+				rec_submit(r);
 		}
 		return 0;
 	}
@@ -265,11 +308,11 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	 * helper keeps a target until its handle is closed).
 	 */
 	bpf_map_delete_elem(&tracked, &tgid);
-	r = rec_reserve(TNF_REC_EXIT, tgid, tid);
+	r = rec_begin(TNF_REC_EXIT, tgid, tid);
 	if (!r)
 		return 0;
 	r->exit_code = p->exit_code;
-	bpf_ringbuf_submit(r, 0);
+	rec_submit(r);
 	return 0;
 }
 
@@ -370,17 +413,17 @@ int BPF_KPROBE(on_dl_debug_state)
 		return 0;
 	}
 	st->rtld_pending = 0;
-	r = rec_reserve(kind, tgid, tid);
+	r = rec_begin(kind, tgid, tid);
 	if (!r)
 		return 0;
 	a = bpf_map_lookup_elem(&dl_args, &tid);
 	if (a && kind != TNF_REC_SYNC) {
-		bpf_probe_read_kernel_str(r->path, sizeof(r->path), a->path);
+		rec_path(r, a->path, false);
 		a->notified = 1;
 	}
 	if (stop_current())
 		r->flags |= TNF_RF_STOPPED;
-	bpf_ringbuf_submit(r, 0);
+	rec_submit(r);
 	return 0;
 }
 
@@ -402,12 +445,12 @@ static int dl_return(u32 kind, bool ok)
 		return 0;
 	st = tracked_current();
 	if (st && (st->flags & TNF_F_ARMED) && ok && !a->notified) {
-		r = rec_reserve(kind, tgid, tid);
+		r = rec_begin(kind, tgid, tid);
 		if (r) {
-			bpf_probe_read_kernel_str(r->path, sizeof(r->path), a->path);
+			rec_path(r, a->path, false);
 			if (stop_current())
 				r->flags |= TNF_RF_STOPPED;
-			bpf_ringbuf_submit(r, 0);
+			rec_submit(r);
 		}
 	}
 	bpf_map_delete_elem(&dl_args, &tid);

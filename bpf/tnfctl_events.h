@@ -3,7 +3,8 @@
 #ifndef TNFCTL_EVENTS_H
 #define TNFCTL_EVENTS_H
 
-#define TNF_PATH_MAX	256
+/* A path, NUL included: the kernel's PATH_MAX, so no name it accepts is cut. */
+#define TNF_PATH_MAX	4096
 /* Link-map namespaces rtld can have (glibc's DL_NNS). */
 #define TNF_RTLD_MAX_NS 16
 
@@ -51,6 +52,10 @@ struct tnf_tgid_state {
 
 #define TNF_NSEC_PER_TICK 10000000ULL /* USER_HZ is 100 on every Linux ABI */
 
+/*
+ * A record, sent only up to the end of its path (path_len bytes): most
+ * records carry none, so one costs 64 bytes, not 4 KiB.
+ */
 struct tnf_rec {
 	unsigned long long seq;
 	unsigned long long time_ns; /* bpf_ktime_get_ns: CLOCK_MONOTONIC */
@@ -58,12 +63,12 @@ struct tnf_rec {
 	unsigned int flags;
 	int tgid;
 	int tid;
-	int child;     /* FORK: child tgid */
-	int old_tid;   /* EXEC: tid before exec */
-	int exit_code; /* EXIT: kernel exit code (status << 8 | signal) */
-	int pad;
-	char path[TNF_PATH_MAX];  /* EXEC filename, DLOPEN/DLCLOSE object */
+	int child;		  /* FORK: child tgid */
+	int old_tid;		  /* EXEC: tid before exec */
+	int exit_code;		  /* EXIT: kernel exit code (status << 8 | signal) */
+	unsigned int path_len;	  /* bytes of path[] sent, its NUL included (>= 1) */
 	unsigned long long uargv; /* EXEC_FAILED: the argv passed, in the target */
+	char path[TNF_PATH_MAX];  /* last: EXEC filename, DLOPEN/DLCLOSE object */
 };
 
 /* Per-tid pending dlopen/dlclose argument, set by the libc entry uprobes. */

@@ -48,9 +48,11 @@ struct {
 	__type(value, struct tnf_watch_proc);
 } tracked SEC(".maps");
 
+/* 4 KiB values: allocated per call in flight, not 4096 of them up front. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, u32);
 	__type(value, struct tnf_watch_dl);
 } dl_args SEC(".maps");
@@ -186,8 +188,11 @@ static long emit_one(u64 i, struct emit_ctx *c)
 		if (!str)
 			return 1;
 		str->h.seq = seq;
-		if (bpf_ringbuf_output(ring, str, sizeof(*str),
-				       wake_flag(s, ring, sizeof(*str), str->h.time_ns)))
+		n = str->path_len;
+		if (n > TNF_WATCH_PATH_MAX)
+			n = TNF_WATCH_PATH_MAX;
+		size = offsetof(struct tnf_wrec_str, path) + n;
+		if (bpf_ringbuf_output(ring, str, size, wake_flag(s, ring, size, str->h.time_ns)))
 			__sync_fetch_and_add(&wslots[s].lost[TNF_WLOST_RECORDS], 1);
 		return 0;
 	}
@@ -353,7 +358,7 @@ static long cwd_step(u64 i, struct cwd_walk *c)
 	b = bpf_map_lookup_elem(&exec_scratch, &cpu);
 	if (!b || off > TNF_EXEC_CWD_MAX - TNF_EXEC_NAME_MAX)
 		return 1;
-	n = bpf_probe_read_kernel_str(b->data + (c->base & 511) + off, TNF_EXEC_NAME_MAX,
+	n = bpf_probe_read_kernel_str(b->data + (c->base & 8191) + off, TNF_EXEC_NAME_MAX,
 				      BPF_CORE_READ(d, d_name.name));
 	if (n <= 0)
 		return 1;
@@ -499,7 +504,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		cap = end - start < TNF_EXEC_ARGV_MAX ? end - start : TNF_EXEC_ARGV_MAX;
 		if (cap < end - start)
 			b->r.flags |= TNF_WX_ARGV_TRUNC;
-		/* Masks: identities here (off <= 4352, cap <= 65536), bounds for the verifier. */
+		/* Masks: identities here (off <= 8192, cap <= 65536), bounds for the verifier. */
 		off &= TNF_EXEC_ARGV_OFF_MASK;
 		cap &= 2 * TNF_EXEC_ARGV_MAX - 1;
 		if (bpf_probe_read_user(b->data + off, cap, (void *)start) == 0)
@@ -742,6 +747,7 @@ static __always_inline int dl_return(u32 kind, bool ok)
 	struct emit_ctx ec = {.src = SRC_STR};
 	struct tnf_watch_dl *a;
 	struct tnf_wrec_str *r;
+	long n;
 
 	a = bpf_map_lookup_elem(&dl_args, &tid);
 	if (!a)
@@ -758,10 +764,15 @@ static __always_inline int dl_return(u32 kind, bool ok)
 		r->h.child = 0;
 		r->h.exit_code = 0;
 		if (a->uptr)
-			bpf_probe_read_user_str(r->path, sizeof(r->path), (void *)a->uptr);
+			n = bpf_probe_read_user_str(r->path, sizeof(r->path), (void *)a->uptr);
 		else
-			bpf_probe_read_kernel_str(r->path, sizeof(r->path), a->path);
-		r->arg0[0] = '\0';
+			n = bpf_probe_read_kernel_str(r->path, sizeof(r->path), a->path);
+		if (n <= 0) {
+			r->path[0] = '\0';
+			n = 1;
+		}
+		r->path_len = n;
+		r->pad = 0;
 		ec.mask = mask;
 		emit(&ec);
 	}

@@ -8,8 +8,8 @@
 #ifndef TNFCTL_WATCH_EVENTS_H
 #define TNFCTL_WATCH_EVENTS_H
 
-#define TNF_WATCH_PATH_MAX 256
-#define TNF_WATCH_ARG_MAX  128
+/* A path, NUL included: the kernel's PATH_MAX, so no name it accepts is cut. */
+#define TNF_WATCH_PATH_MAX 4096
 
 /* Record kinds in the ring buffer. */
 enum tnf_wrec_kind {
@@ -70,7 +70,8 @@ struct tnf_wslot {
 
 /*
  * Every record starts with this header.  FORK and EXIT records are just the
- * header; EXEC, DLOPEN and DLCLOSE are a struct tnf_wrec_str.
+ * header; EXEC and EXEC_FAILED are a struct tnf_wrec_exec, DLOPEN and
+ * DLCLOSE a struct tnf_wrec_str.
  */
 struct tnf_wrec {
 	unsigned long long seq;	    /* taken before the reserve: a lost record is a hole */
@@ -110,19 +111,21 @@ enum tnf_wx_flags {
 
 /*
  * Per-CPU scratch an exec record is built in.  Offsets are masked for the
- * verifier: path and cwd within TNF_EXEC_ARGV_OFF_MASK, then twice the argv
+ * verifier: path and cwd (8 KiB at most) within TNF_EXEC_ARGV_OFF_MASK, then twice the argv
  * bound.
  */
-#define TNF_EXEC_ARGV_OFF_MASK 8191
+#define TNF_EXEC_ARGV_OFF_MASK 16383
 struct tnf_wexec_buf {
 	struct tnf_wrec_exec r;
 	char data[TNF_EXEC_ARGV_OFF_MASK + 1 + 2 * TNF_EXEC_ARGV_MAX];
 };
 
+/* DLOPEN and DLCLOSE records: sent up to the end of the path. */
 struct tnf_wrec_str {
 	struct tnf_wrec h;
-	char path[TNF_WATCH_PATH_MAX]; /* EXEC: filename given to execve; DL*: object */
-	char arg0[TNF_WATCH_ARG_MAX];  /* EXEC: argv[0] of the new image */
+	unsigned int path_len; /* bytes of path[] sent, its NUL included (>= 1) */
+	unsigned int pad;
+	char path[TNF_WATCH_PATH_MAX]; /* DLOPEN: the name passed; DLCLOSE: the object's */
 };
 
 /* Per-tid dlopen/dlclose argument, saved at the entry of the call. */

@@ -68,7 +68,8 @@
  * functions of tnfctl_*(3TNF), is version node TNFCTL_1, which never
  * changes; the Linux extensions (the functions marked so below) are
  * TNFCTL_LINUX_0.1, and each later release's additions a node of their
- * own, TNFCTL_LINUX_<major>.<minor>, inheriting the one before.  A
+ * own, TNFCTL_LINUX_<major>.<minor>, inheriting the one before (0.2:
+ * tnfctl_event_data_get and tnfctl_watch_read).  A
  * program records the node of each function it uses, so the loader
  * refuses one built against a later release on an older library (with
  * "version TNFCTL_LINUX_... not found") instead of failing at the call.
@@ -883,7 +884,12 @@ tnfctl_errcode_t tnfctl_filter_list_delete(tnfctl_handle_t *hndl, pid_t pid);
 		(struct TYPE){.sz = sizeof(struct TYPE), __VA_ARGS__};                             \
 	})
 
-/* Details of the last event tnfctl_continue() returned on a handle. */
+/*
+ * Details of the last event tnfctl_continue() returned on a handle.  Frozen
+ * as first released (programs built against it keep working); new code
+ * uses struct tnfctl_event_data and tnfctl_event_data_get() below, which
+ * can grow.
+ */
 typedef struct tnfctl_event_info {
 	tnfctl_event_t event; /* the event itself */
 	pid_t pid;	      /* target tgid */
@@ -894,7 +900,8 @@ typedef struct tnfctl_event_info {
 	int exit_status;      /* EXIT: the status passed to exit (0-255) */
 	int term_signal;      /* TARGGONE: the signal that ended it, else 0 */
 	char path[4096];      /* EXEC: new program; DLOPEN/DLCLOSE: the name passed to
-				 dlopen (the object's name for dlclose), "" if unknown */
+				 dlopen (the object's name for dlclose), "" if unknown;
+				 whole (as in struct tnfctl_event_data) */
 } tnfctl_event_info_t;
 
 /*
@@ -903,6 +910,54 @@ typedef struct tnfctl_event_info {
  * Errors: TNFCTL_ERR_BADARG for NULL arguments or before any event.
  */
 tnfctl_errcode_t tnfctl_event_info_get(tnfctl_handle_t *hndl, tnfctl_event_info_t *info);
+
+/*
+ * Growable event structs (struct tnfctl_event_data, struct tnfctl_watch_data),
+ * filled by the library: the caller sets the first field, sz, to the size of
+ * the struct it was built with (sizeof); fields are only ever added at the
+ * end.  The library fills each field that lies within sz, and sets to zero
+ * any byte past the fields it knows, up to sz (so a program built against a
+ * newer header reads its new fields as 0).  An sz smaller than the struct of
+ * the first release (up to and including @path_len, the two structs'
+ * TNFCTL_*_DATA_SZ_MIN) or over 1024 is refused with TNFCTL_ERR_BADARG.
+ * Paths are whole: the kernel takes no name longer than PATH_MAX (4096
+ * bytes, NUL included) for an exec or an open, so every path an event names
+ * fits; the one exception, an execve that failed with ENAMETOOLONG, gives the
+ * first 4095 bytes of the name and sets TNFCTL_PATH_TRUNCATED.  Their
+ * strings are owned by the handle or the watch.  Declare one with
+ *
+ *	struct tnfctl_watch_data ev = {.sz = sizeof(ev)};
+ */
+#define TNFCTL_PATH_TRUNCATED 0x1u /* @path is the start of a longer name */
+
+struct tnfctl_event_data {
+	size_t sz;	      /* sizeof(struct tnfctl_event_data), set by the caller */
+	tnfctl_event_t event; /* the event itself */
+	pid_t pid;	      /* target tgid */
+	pid_t tid;	      /* as in struct tnfctl_event_info */
+	uint64_t time_ns;     /* CLOCK_MONOTONIC when it happened, ns */
+	pid_t child_pid;      /* FORK: the new process */
+	int exit_status;      /* EXIT: the status passed to exit (0-255) */
+	int term_signal;      /* TARGGONE: the signal that ended it, else 0 */
+	unsigned int flags;   /* TNFCTL_PATH_TRUNCATED */
+	const char *path;     /* EXEC, EXEC_FAILED: the filename given to execve;
+				 DLOPEN/DLCLOSE: as in struct tnfctl_event_info; ""
+				 otherwise; never NULL; owned by the handle, valid
+				 until its next tnfctl_continue() or tnfctl_close() */
+	size_t path_len;      /* strlen(@path), bytes */
+};
+#define TNFCTL_EVENT_DATA_SZ_MIN (offsetof(struct tnfctl_event_data, path_len) + sizeof(size_t))
+
+/*
+ * tnfctl_event_data_get - details of the last event tnfctl_continue()
+ * returned on @hndl, with its path whole (Linux extension, version node
+ * TNFCTL_LINUX_0.2; what
+ * tnfctl_event_info_get() gives, in a struct that can grow, rules above).
+ * @hndl: a direct handle; @ev: caller-owned, @ev->sz set.
+ * Errors: TNFCTL_ERR_BADARG for NULL arguments, an @ev->sz out of range,
+ * or before any event.
+ */
+tnfctl_errcode_t tnfctl_event_data_get(tnfctl_handle_t *hndl, struct tnfctl_event_data *ev);
 
 /*
  * tnfctl_events_lost - kernel event records that could not be reserved in
@@ -1071,7 +1126,7 @@ struct tnfctl_exec_info {
 	char *const *argv;   /* @argc strings then NULL; owned by the handle or
 				watch, valid until its next event or close */
 	const char *path;    /* filename given to execve, as the kernel saw it (same
-				owner; at most 255 bytes) */
+				owner; whole, as an event's path) */
 	const char *cwd;     /* working directory at the execve (absolute), "" if unknown */
 	int error;	     /* EXEC_FAILED: the errno execve returned; else 0 */
 	unsigned int flags;  /* TNFCTL_EXEC_* */
@@ -1181,6 +1236,12 @@ typedef enum {
 	TNFCTL_WATCH_EXEC_FAILED /* an execve(@path) of @pid failed: tnfctl_watch_event_exec() */
 } tnfctl_watch_kind_t;
 
+/*
+ * A watch's event as first released, frozen (programs built against it keep
+ * working): tnfctl_watch_next() fills it.  New code uses struct
+ * tnfctl_watch_data and tnfctl_watch_read(), which can grow, and give
+ * argv0 whole.
+ */
 typedef struct tnfctl_watch_event {
 	tnfctl_watch_kind_t kind;
 	pid_t pid;	    /* process (tgid) */
@@ -1195,10 +1256,36 @@ typedef struct tnfctl_watch_event {
 	uint64_t lost;	    /* LOST: records the ring buffer had no room for, since the last LOST */
 	uint64_t untracked; /* LOST: children not watched (tracked map full), since the last */
 	char path[4096]; /* EXEC, EXEC_FAILED: filename given to execve; DLOPEN: the name given to
-			    dlopen; DLCLOSE: the object's name; "" otherwise (at most 255
-			    bytes are captured) */
-	char argv0[256]; /* EXEC, EXEC_FAILED: argv[0] (at most 255 bytes) */
+			    dlopen; DLCLOSE: the object's name; "" otherwise; whole (as in
+			    struct tnfctl_watch_data) */
+	char argv0[256]; /* EXEC, EXEC_FAILED: argv[0], cut at 255 bytes (whole in
+			    struct tnfctl_watch_data) */
 } tnfctl_watch_event_t;
+
+/* A watch's event, growable (the rules of struct tnfctl_event_data). */
+struct tnfctl_watch_data {
+	size_t sz;		  /* sizeof(struct tnfctl_watch_data), set by the caller */
+	tnfctl_watch_kind_t kind; /* the fields up to @untracked: as in tnfctl_watch_event_t */
+	pid_t pid;
+	pid_t tid;
+	pid_t ppid;
+	uint64_t seq;
+	uint64_t time_ns;
+	pid_t child_pid;
+	int exit_status;
+	int term_signal;
+	int core_dumped;
+	uint64_t lost;
+	uint64_t untracked;
+	unsigned int flags; /* TNFCTL_PATH_TRUNCATED */
+	const char *argv0;  /* EXEC, EXEC_FAILED: argv[0] as captured (see struct
+			       tnfctl_exec_info), else ""; never NULL */
+	const char *path;   /* as tnfctl_watch_event_t's, whole; never NULL; the
+			       strings are owned by the watch, valid until its next
+			       tnfctl_watch_read() or tnfctl_watch_next(), or its close */
+	size_t path_len;    /* strlen(@path), bytes */
+};
+#define TNFCTL_WATCH_DATA_SZ_MIN (offsetof(struct tnfctl_watch_data, path_len) + sizeof(size_t))
 
 /*
  * tnfctl_watch_open - watch @root and all its descendants, without stopping.
@@ -1242,6 +1329,16 @@ tnfctl_errcode_t tnfctl_watch_exec(const char *pgm, char *const argv[], char *co
  * delivered, END is returned, and returned again by every later call.
  */
 int tnfctl_watch_next(tnfctl_watch_t *w, tnfctl_watch_event_t *ev, int timeout_ms);
+
+/*
+ * tnfctl_watch_read - tnfctl_watch_next() into the growable struct
+ * tnfctl_watch_data (Linux extension, version node TNFCTL_LINUX_0.2; rules
+ * above it): the same events,
+ * returns and errors, plus -TNFCTL_ERR_BADARG for an @ev->sz out of range
+ * (then no event is consumed).  @ev: caller-owned, @ev->sz set; its
+ * strings are the watch's (see the struct).
+ */
+int tnfctl_watch_read(tnfctl_watch_t *w, struct tnfctl_watch_data *ev, int timeout_ms);
 
 /*
  * tnfctl_watch_fd - a descriptor that polls readable (POLLIN) when

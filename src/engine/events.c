@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,11 +38,19 @@ static struct uprobe_key *attached;
 static struct tnf_ulink *attached_links;
 static size_t nattached;
 
+/* A record is sent up to its path's end: whole again here, path NUL-ended. */
 static int on_record(void *ctx, void *data, size_t len)
 {
+	static struct tnf_rec r;
+	const size_t head = offsetof(struct tnf_rec, path);
+
 	(void)ctx;
-	if (len >= sizeof(struct tnf_rec) && rec_cb)
-		rec_cb(data);
+	if (len < head + 1 || len > sizeof(r) || !rec_cb)
+		return 0;
+	memcpy(&r, data, len);
+	r.path[len - head - 1] = '\0';
+	r.path_len = len - head;
+	rec_cb(&r);
 	return 0;
 }
 

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* tnfctl_continue (tnfctl_pid_open(3TNF)) and tnfctl_event_info_get. */
+/* tnfctl_continue (tnfctl_pid_open(3TNF)), tnfctl_event_info_get and tnfctl_event_data_get. */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
 #include "internal.h"
+#include "opts.h"
 
 static void unlock_handle(void *arg)
 {
@@ -43,6 +45,7 @@ static void record_event(struct tnfctl_handle *h, const struct tnf_rep *rep)
 	e->term_signal = rep->term_signal;
 	memcpy(e->path, rep->path, sizeof(e->path));
 	e->path[sizeof(e->path) - 1] = '\0';
+	h->last_exec_errno = rep->event == TNFCTL_EVENT_EXEC_FAILED ? rep->exec_errno : 0;
 	tnf_exec_data_free(&h->exec);
 	/* The target is stopped (before the new image runs, or at the failed call's return). */
 	if (rep->event == TNFCTL_EVENT_EXEC || rep->event == TNFCTL_EVENT_EXEC_FAILED)
@@ -197,6 +200,41 @@ TNF_API tnfctl_errcode_t tnfctl_event_info_get(tnfctl_handle_t *h, tnfctl_event_
 	pthread_mutex_lock(&h->lock);
 	if (h->have_event) {
 		*info = h->last;
+		err = TNFCTL_ERR_NONE;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return err;
+}
+
+/* Whether @path may be the start of a longer name: only a name execve refused as too long. */
+unsigned int tnf_path_flags(bool exec_failed, int error, size_t path_len)
+{
+	return exec_failed && error == ENAMETOOLONG && path_len >= PATH_MAX - 1
+		       ? TNFCTL_PATH_TRUNCATED
+		       : 0;
+}
+
+TNF_API tnfctl_errcode_t tnfctl_event_data_get(tnfctl_handle_t *h, struct tnfctl_event_data *ev)
+{
+	tnfctl_errcode_t err = TNFCTL_ERR_BADARG;
+	struct tnfctl_event_data d = {.sz = sizeof(d)};
+
+	if (!h || !tnf_data_sz_ok(ev, TNFCTL_EVENT_DATA_SZ_MIN))
+		return TNFCTL_ERR_BADARG;
+	pthread_mutex_lock(&h->lock);
+	if (h->have_event) {
+		d.event = h->last.event;
+		d.pid = h->last.pid;
+		d.tid = h->last.tid;
+		d.time_ns = h->last.time_ns;
+		d.child_pid = h->last.child_pid;
+		d.exit_status = h->last.exit_status;
+		d.term_signal = h->last.term_signal;
+		d.path = h->last.path;
+		d.path_len = strlen(h->last.path);
+		d.flags = tnf_path_flags(d.event == TNFCTL_EVENT_EXEC_FAILED, h->last_exec_errno,
+					 d.path_len);
+		tnf_data_out(ev, &d, sizeof(d));
 		err = TNFCTL_ERR_NONE;
 	}
 	pthread_mutex_unlock(&h->lock);

@@ -103,6 +103,7 @@ struct tnfctl_handle {
 	enum tnf_hstate state;
 	bool have_event;
 	tnfctl_event_info_t last;
+	int last_exec_errno;	   /* EXEC_FAILED: execve's errno */
 	struct tnf_exec_data exec; /* of the last event, if EXEC or EXEC_FAILED */
 	tnfctl_trace_attrs_t attrs;
 	struct tnf_probes pr;
@@ -208,6 +209,9 @@ tnfctl_errcode_t tnf_kernel_state_get(struct tnfctl_handle *h, struct tnfctl_pro
 				      tnfctl_probe_state_t *st);
 struct tnfctl_probe_handle *tnf_kernel_probe_by_id(struct tnfctl_handle *h, unsigned long id);
 void tnf_kernel_close(struct tnfctl_handle *h);
+
+/* continue.c: TNFCTL_PATH_TRUNCATED when @path_len bytes may be the start of a longer name */
+unsigned int tnf_path_flags(bool exec_failed, int error, size_t path_len);
 #define TNF_KP_ENABLE 1
 #define TNF_KP_TRACE  2
 

@@ -25,3 +25,29 @@ bool tnf_opts_valid(const void *opts, size_t known)
 			return false;
 	return true;
 }
+
+/* An event struct's sz (the caller's, at @dst): at least @min, at most TNF_OPTS_SZ_MAX. */
+bool tnf_data_sz_ok(const void *dst, size_t min)
+{
+	size_t sz;
+
+	if (!dst)
+		return false;
+	memcpy(&sz, dst, sizeof(sz));
+	return sz >= min && sz <= TNF_OPTS_SZ_MAX;
+}
+
+/*
+ * Fill the caller's event struct @dst (its sz checked) from @src, the
+ * library's (@known bytes): what lies within sz, zeros past @known.
+ */
+void tnf_data_out(void *dst, const void *src, size_t known)
+{
+	size_t sz;
+
+	memcpy(&sz, dst, sizeof(sz));
+	memcpy((char *)dst + sizeof(sz), (const char *)src + sizeof(sz),
+	       (sz < known ? sz : known) - sizeof(sz));
+	if (sz > known)
+		memset((char *)dst + known, 0, sz - known);
+}

@@ -21,4 +21,8 @@
 
 bool tnf_opts_valid(const void *opts, size_t known);
 
+/* The growable event structs (tnfctl.h): sz check, then the fill by sz. */
+bool tnf_data_sz_ok(const void *dst, size_t min);
+void tnf_data_out(void *dst, const void *src, size_t known);
+
 #endif

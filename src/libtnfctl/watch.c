@@ -8,6 +8,7 @@
  * nothing here loads BPF.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
@@ -246,7 +247,7 @@ static void cwd_of(const char *comp, size_t len, char *out, size_t size)
 
 /* EXEC, EXEC_FAILED: the event's fields and the watch's exec details. */
 static void exec_event(struct tnfctl_watch *w, const struct tnf_wrec_exec *x, uint32_t len,
-		       tnfctl_watch_event_t *ev)
+		       struct tnfctl_watch_data *ev)
 {
 	const char *data = (const char *)(x + 1), *path = "", *args = "";
 	size_t plen = 0, clen = 0, alen = 0;
@@ -259,31 +260,34 @@ static void exec_event(struct tnfctl_watch *w, const struct tnf_wrec_exec *x, ui
 		path = data;
 		args = data + plen + clen;
 	}
-	copy_str(ev->path, sizeof(ev->path), path, plen);
-	copy_str(ev->argv0, sizeof(ev->argv0), args, alen);
+	copy_str(w->path, sizeof(w->path), path, plen);
 	cwd_of(data + plen, clen, cwd, sizeof(cwd));
-	if (tnf_exec_data_set(&w->exec, ev->path, cwd, args, alen, x->argv_bytes, x->flags,
+	if (tnf_exec_data_set(&w->exec, w->path, cwd, args, alen, x->argv_bytes, x->flags,
 			      x->h.kind == TNF_WREC_EXEC_FAILED ? x->h.exit_code : 0))
 		w->exec.valid = false;
+	else if (w->exec.argc > 0)
+		ev->argv0 = w->exec.argv[0];
+	if (x->h.kind == TNF_WREC_EXEC_FAILED)
+		ev->flags = tnf_path_flags(true, x->h.exit_code, strlen(w->path));
 }
 
+/* @ev (the library's struct, whole) from record @r of @len bytes. */
 static void to_event(struct tnfctl_watch *w, const struct tnf_wrec *r, uint32_t len,
-		     tnfctl_watch_event_t *ev)
+		     struct tnfctl_watch_data *ev)
 {
 	const struct tnf_wrec_str *s = (const void *)r;
 	const struct pseudo *p = (const void *)r;
+	const size_t head = offsetof(struct tnf_wrec_str, path);
 
+	memset(ev, 0, sizeof(*ev));
+	ev->sz = sizeof(*ev);
 	ev->pid = r->tgid;
 	ev->tid = r->tid;
 	ev->ppid = r->ptgid;
 	ev->seq = r->seq;
 	ev->time_ns = r->time_ns;
-	ev->child_pid = 0;
-	ev->exit_status = 0;
-	ev->term_signal = 0;
-	ev->core_dumped = 0;
-	ev->lost = ev->untracked = 0;
-	ev->path[0] = ev->argv0[0] = '\0';
+	ev->argv0 = "";
+	w->path[0] = '\0';
 	w->exec.valid = false;
 	switch (r->kind) {
 	case TNF_WREC_FORK:
@@ -304,10 +308,8 @@ static void to_event(struct tnfctl_watch *w, const struct tnf_wrec *r, uint32_t 
 	case TNF_WREC_DLOPEN:
 	case TNF_WREC_DLCLOSE:
 		ev->kind = r->kind == TNF_WREC_DLOPEN ? TNFCTL_WATCH_DLOPEN : TNFCTL_WATCH_DLCLOSE;
-		if (len >= sizeof(*s)) {
-			copy_str(ev->path, sizeof(ev->path), s->path, sizeof(s->path));
-			copy_str(ev->argv0, sizeof(ev->argv0), s->arg0, sizeof(s->arg0));
-		}
+		if (len > head)
+			copy_str(w->path, sizeof(w->path), s->path, len - head);
 		break;
 	case PSEUDO_LOST:
 		ev->kind = TNFCTL_WATCH_LOST;
@@ -318,10 +320,12 @@ static void to_event(struct tnfctl_watch *w, const struct tnf_wrec *r, uint32_t 
 		ev->kind = TNFCTL_WATCH_END;
 		break;
 	}
+	ev->path = w->path;
+	ev->path_len = strlen(w->path);
 }
 
 /* Pop the oldest queued record into @ev; END stays queued for ever. */
-static bool q_pop(struct tnfctl_watch *w, tnfctl_watch_event_t *ev)
+static bool q_pop(struct tnfctl_watch *w, struct tnfctl_watch_data *ev)
 {
 	const struct tnf_wrec *r;
 	uint32_t len;
@@ -363,7 +367,8 @@ static bool engine_dead(struct tnfctl_watch *w)
 	return w->engine_gone;
 }
 
-TNF_API int tnfctl_watch_next(tnfctl_watch_t *w, tnfctl_watch_event_t *ev, int timeout_ms)
+/* The next event into @ev (the library's struct): 1, 0 or -tnfctl_errcode_t. */
+static int watch_next(struct tnfctl_watch *w, struct tnfctl_watch_data *ev, int timeout_ms)
 {
 	long long deadline = timeout_ms < 0 ? -1 : (long long)(now_ns() / 1000000) + timeout_ms;
 	struct epoll_event evs[3];
@@ -371,8 +376,6 @@ TNF_API int tnfctl_watch_next(tnfctl_watch_t *w, tnfctl_watch_event_t *ev, int t
 	long long left;
 	int n;
 
-	if (!w || !ev)
-		return -TNFCTL_ERR_BADARG;
 	for (;;) {
 		if (q_pop(w, ev))
 			return 1;
@@ -395,6 +398,47 @@ TNF_API int tnfctl_watch_next(tnfctl_watch_t *w, tnfctl_watch_event_t *ev, int t
 		if (read(w->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 			return -TNFCTL_ERR_INTERNAL;
 	}
+}
+
+TNF_API int tnfctl_watch_read(tnfctl_watch_t *w, struct tnfctl_watch_data *ev, int timeout_ms)
+{
+	struct tnfctl_watch_data d;
+	int r;
+
+	if (!w || !tnf_data_sz_ok(ev, TNFCTL_WATCH_DATA_SZ_MIN))
+		return -TNFCTL_ERR_BADARG;
+	r = watch_next(w, &d, timeout_ms);
+	if (r == 1)
+		tnf_data_out(ev, &d, sizeof(d));
+	return r;
+}
+
+/* The frozen struct of the first release: paths copied in, argv0 cut at 255 bytes. */
+TNF_API int tnfctl_watch_next(tnfctl_watch_t *w, tnfctl_watch_event_t *ev, int timeout_ms)
+{
+	struct tnfctl_watch_data d;
+	int r;
+
+	if (!w || !ev)
+		return -TNFCTL_ERR_BADARG;
+	r = watch_next(w, &d, timeout_ms);
+	if (r != 1)
+		return r;
+	ev->kind = d.kind;
+	ev->pid = d.pid;
+	ev->tid = d.tid;
+	ev->ppid = d.ppid;
+	ev->seq = d.seq;
+	ev->time_ns = d.time_ns;
+	ev->child_pid = d.child_pid;
+	ev->exit_status = d.exit_status;
+	ev->term_signal = d.term_signal;
+	ev->core_dumped = d.core_dumped;
+	ev->lost = d.lost;
+	ev->untracked = d.untracked;
+	copy_str(ev->path, sizeof(ev->path), d.path, d.path_len + 1);
+	copy_str(ev->argv0, sizeof(ev->argv0), d.argv0, strlen(d.argv0) + 1);
+	return 1;
 }
 
 TNF_API int tnfctl_watch_fd(tnfctl_watch_t *w)

@@ -42,7 +42,8 @@ struct tnfctl_watch {
 	pid_t recent_exit[16]; /* legacy_exit only */
 	unsigned int nrecent;
 	bool ended; /* every process of the tree has ended and its records are drained */
-	struct tnf_exec_data exec; /* of the last event returned, if an exec */
+	struct tnf_exec_data exec;     /* of the last event returned, if an exec */
+	char path[TNF_WATCH_PATH_MAX]; /* of the last event returned */
 };
 
 /* watch.c: @flags: TNFCTL_WATCH_DL, TNF_WATCH_HELD (proto.h) */
