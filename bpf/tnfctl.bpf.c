@@ -214,6 +214,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		return 0;
 	r->old_tid = old_pid;
 	rec_path(r, BPF_CORE_READ(bprm, filename), false);
+	if (BPF_CORE_READ(bprm, interp) != BPF_CORE_READ(bprm, filename))
+		r->flags |= TNF_RF_INTERP;
 	if (stop_current())
 		r->flags |= TNF_RF_STOPPED;
 	rec_submit(r);

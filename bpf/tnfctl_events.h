@@ -35,6 +35,7 @@ enum tnf_rec_flags {
 	TNF_RF_CHILD_STOPPED = 1 << 1, /* SIGSTOP sent to the fork child */
 	TNF_RF_VFORK = 1 << 2,	       /* child shares the parent's mm */
 	TNF_RF_CHILD_TRACKED = 1 << 3, /* child added to the tracked map */
+	TNF_RF_INTERP = 1 << 4,	       /* EXEC: run by an interpreter (#!, binfmt_misc) */
 };
 
 /*

@@ -493,6 +493,9 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		for_slots(mask, tgid, OP_LOST);
 		return 0;
 	}
+	/* A #! script or binfmt_misc: the kernel ran an interpreter, argv rewritten. */
+	if (BPF_CORE_READ(bprm, interp) != BPF_CORE_READ(bprm, filename))
+		b->r.flags |= TNF_WX_INTERP;
 	/*
 	 * The new stack holds the arguments, just written by the kernel (so
 	 * present): p is current, its mm is the new one.

@@ -102,6 +102,7 @@ struct tnf_wrec_exec {
 enum tnf_wx_flags {
 	TNF_WX_ARGV_TRUNC = 1 << 0, /* = TNFCTL_EXEC_ARGV_TRUNCATED */
 	TNF_WX_CWD_TRUNC = 1 << 1,  /* = TNFCTL_EXEC_CWD_TRUNCATED */
+	TNF_WX_INTERP = 1 << 2,	    /* EXEC: run by an interpreter (bprm->interp != filename) */
 };
 
 #define TNF_EXEC_ARGV_MAX 65536 /* = TNFCTL_EXEC_ARGV_MAX */

@@ -1115,10 +1115,21 @@ tnfctl_errcode_t tnfctl_pid_open_opts(pid_t pid, const struct tnfctl_open_opts *
  * EXEC_FAILED: those the caller passed, read from its memory at the failed
  * call (best effort: unreadable ones set TRUNCATED; the watch walks at most
  * 1024 pointers), @argv_bytes then counts the bytes read.
+ *
+ * An interpreted file (a #! script; a binfmt_misc format) runs with a
+ * vector the kernel rewrote: the interpreter, its #! argument, the filename,
+ * then execve's argv[1...] (execve's argv[0] is dropped).  @argv is
+ * execve's vector again, with the filename as argv[0] (the argv[0] the
+ * caller passed is not kept by the kernel, and usually is the filename),
+ * TNFCTL_EXEC_INTERP is set and @interp_argv holds the interpreter and its
+ * arguments: `./configure --prefix=/usr` run by /bin/sh gives @argv
+ * {"./configure", "--prefix=/usr"} and @interp_argv {"/bin/sh"}, as strace
+ * reports the execve.  Both modes.
  */
 #define TNFCTL_EXEC_ARGV_MAX	   65536u /* bytes of argument strings captured */
 #define TNFCTL_EXEC_ARGV_TRUNCATED 0x1u	  /* not every argument byte was captured */
 #define TNFCTL_EXEC_CWD_TRUNCATED  0x2u	  /* @cwd is cut short (the watch: 64 components, 4 KiB) */
+#define TNFCTL_EXEC_INTERP	   0x4u	  /* EXEC: run by an interpreter: @interp_argv (0.2) */
 
 struct tnfctl_exec_info {
 	size_t sz;	     /* sizeof(struct tnfctl_exec_info), set by the caller */
@@ -1131,7 +1142,15 @@ struct tnfctl_exec_info {
 	int error;	     /* EXEC_FAILED: the errno execve returned; else 0 */
 	unsigned int flags;  /* TNFCTL_EXEC_* */
 	size_t argv_bytes;   /* bytes of argument strings in the new image (NULs
-				included), even when not all were captured */
+				included), even when not all were captured; of
+				@argv alone for an interpreted file */
+	/* since 0.2: */
+	int interp_argc;	    /* EXEC of an interpreted file: the strings of
+				       @interp_argv; else 0 */
+	char *const *interp_argv; /* the interpreter and its arguments, as the kernel
+				     ran it (a #! line's, binfmt_misc's; nested #!
+				     lines: the outermost interpreter first), then
+				     NULL; never NULL itself; same owner as @argv */
 };
 
 /*

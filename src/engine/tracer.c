@@ -1205,6 +1205,8 @@ static void report(struct target *t)
 			/* the thread that called execve (as the watch says), not the tid it took */
 			if (e->rec.old_tid > 0)
 				rep.tid = e->rec.old_tid;
+			if (e->rec.flags & TNF_RF_INTERP)
+				rep.flags |= TNF_REPF_INTERP;
 			t->new_image = true;
 			break;
 		case TNF_REC_EXEC_FAILED:

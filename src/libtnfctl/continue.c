@@ -51,7 +51,8 @@ static void record_event(struct tnfctl_handle *h, const struct tnf_rep *rep)
 	if (rep->event == TNFCTL_EVENT_EXEC || rep->event == TNFCTL_EVENT_EXEC_FAILED)
 		tnf_exec_data_capture(&h->exec, e->pid, rep->tid, e->path,
 				      rep->event == TNFCTL_EVENT_EXEC ? 0 : rep->uargv,
-				      rep->event == TNFCTL_EVENT_EXEC ? 0 : rep->exec_errno);
+				      rep->event == TNFCTL_EVENT_EXEC ? 0 : rep->exec_errno,
+				      rep->flags & TNF_REPF_INTERP ? TNFCTL_EXEC_INTERP : 0);
 }
 
 static tnfctl_errcode_t continue_handle(tnfctl_handle_t *h, tnfctl_event_t *evt,

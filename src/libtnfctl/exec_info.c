@@ -14,6 +14,43 @@
 #include "internal.h"
 #include "exec_info.h"
 
+/*
+ * An interpreted file: binfmt_script (or binfmt_misc) dropped execve's
+ * argv[0] and put the interpreter, its #! argument and the filename as
+ * given in front of argv[1...], once per level of nesting, so the filename
+ * is the first string after argv[0] equal to it.  Give execve's vector
+ * (with the filename as argv[0], as the kernel kept it) and the
+ * interpreter's apart.  Not found (cut, or a binfmt_misc entry without it):
+ * left whole, flag cleared.
+ */
+static int split_interp(struct tnf_exec_data *d)
+{
+	size_t drop = 0;
+	int j, k;
+
+	for (j = 1; j < d->argc && strcmp(d->argv[j], d->path); j++)
+		;
+	if (j >= d->argc) {
+		d->flags &= ~TNFCTL_EXEC_INTERP;
+		return 0;
+	}
+	d->interp_argv = malloc((j + 1) * sizeof(char *));
+	if (!d->interp_argv) {
+		tnf_exec_data_free(d);
+		return -ENOMEM;
+	}
+	for (k = 0; k < j; k++) {
+		d->interp_argv[k] = d->argv[k];
+		drop += strlen(d->argv[k]) + 1;
+	}
+	d->interp_argv[j] = NULL;
+	d->interp_argc = j;
+	d->argv += j;
+	d->argc -= j;
+	d->argv_bytes = d->argv_bytes > drop ? d->argv_bytes - drop : 0;
+	return 0;
+}
+
 int tnf_exec_data_set(struct tnf_exec_data *d, const char *path, const char *cwd, const char *args,
 		      size_t alen, size_t argv_bytes, unsigned int flags, int error)
 {
@@ -45,17 +82,19 @@ int tnf_exec_data_set(struct tnf_exec_data *d, const char *path, const char *cwd
 	d->flags = flags;
 	d->error = error;
 	d->valid = true;
-	return 0;
+	return (flags & TNFCTL_EXEC_INTERP) ? split_interp(d) : 0;
 }
 
 void tnf_exec_data_free(struct tnf_exec_data *d)
 {
 	free(d->buf);
+	free(d->interp_argv);
 	memset(d, 0, sizeof(*d));
 }
 
 tnfctl_errcode_t tnf_exec_data_get(const struct tnf_exec_data *d, struct tnfctl_exec_info *info)
 {
+	static char *const no_interp[] = {NULL};
 	struct tnfctl_exec_info full;
 	size_t sz;
 
@@ -72,6 +111,8 @@ tnfctl_errcode_t tnf_exec_data_get(const struct tnf_exec_data *d, struct tnfctl_
 		.error = d->error,
 		.flags = d->flags,
 		.argv_bytes = d->argv_bytes,
+		.interp_argc = d->interp_argc,
+		.interp_argv = d->interp_argv ? d->interp_argv : no_interp,
 	};
 	/* Only what the caller's struct has room for (an older, smaller one). */
 	sz = info->sz < sizeof(full) ? info->sz : sizeof(full);
@@ -177,10 +218,9 @@ out:
 }
 
 int tnf_exec_data_capture(struct tnf_exec_data *d, pid_t pid, pid_t tid, const char *path,
-			  unsigned long long uargv, int error)
+			  unsigned long long uargv, int error, unsigned int flags)
 {
 	char proc[64], cwd[PATH_MAX] = "";
-	unsigned int flags = 0;
 	size_t len, bytes;
 	bool trunc = false;
 	char *args;

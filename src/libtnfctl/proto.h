@@ -122,6 +122,8 @@ enum tnf_rep_flag {
 	TNF_REPF_CHILD_BOUND = 1 << 1,
 	/* WATCH_OPEN: the exit tracepoint lacks group_dead: two threads may both report an EXIT */
 	TNF_REPF_LEGACY_EXIT = 1 << 2,
+	/* EXEC: the kernel ran the file by an interpreter (#!, binfmt_misc) */
+	TNF_REPF_INTERP = 1 << 3,
 };
 
 /* engine_name.c: how a client finds the engine that may serve it */

@@ -220,7 +220,8 @@ static void copy_str(char *dst, size_t size, const char *src, size_t srcmax)
 
 _Static_assert(TNF_EXEC_ARGV_MAX == TNFCTL_EXEC_ARGV_MAX, "one argv bound");
 _Static_assert(TNF_WX_ARGV_TRUNC == TNFCTL_EXEC_ARGV_TRUNCATED &&
-		       TNF_WX_CWD_TRUNC == TNFCTL_EXEC_CWD_TRUNCATED,
+		       TNF_WX_CWD_TRUNC == TNFCTL_EXEC_CWD_TRUNCATED &&
+		       TNF_WX_INTERP == TNFCTL_EXEC_INTERP,
 	       "record flags are the API's");
 
 /* The cwd from its components, leaf first and NUL-terminated: "/a/b". */
