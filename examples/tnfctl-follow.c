@@ -323,7 +323,9 @@ static void on_sigusr1(int sig)
 /*
  * SIGINT, SIGQUIT, SIGTERM, SIGHUP: async-signal-safe, whichever thread runs
  * it.  One the terminal sent (SI_KERNEL) went to the whole foreground job,
- * the traced processes included: nothing to pass on.
+ * the traced processes included: nothing to pass on; but for the SIGHUP of
+ * a hang-up of the terminal we lead the session of: that one goes to the
+ * session leader alone, which untraced would have been the command itself.
  */
 static void on_term(int sig, siginfo_t *si, void *uc)
 {
@@ -332,7 +334,7 @@ static void on_term(int sig, siginfo_t *si, void *uc)
 
 	(void)uc;
 	if (!attached) {
-		if (si->si_code == SI_KERNEL)
+		if (si->si_code == SI_KERNEL && !(sig == SIGHUP && getsid(0) == getpid()))
 			return;
 		atomic_fetch_or(&fwd_pending, 1u << sig);
 	} else {

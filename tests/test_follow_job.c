@@ -634,7 +634,8 @@ static int pty_wait(struct pty_run *t)
 
 	if (tl_waitpid_timeout(t->pid, &st, 0, 4 * tl.timeout_ms) != t->pid)
 		fail_msg("tnfctl-follow on the pty did not exit within %d ms", 4 * tl.timeout_ms);
-	close(t->master);
+	if (t->master >= 0)
+		close(t->master);
 	return st;
 }
 
@@ -1237,6 +1238,54 @@ static void test_follow_sigterm_tree(void **state)
 		}
 }
 
+/*
+ * The terminal hangs up (its window closed, an ssh connection lost) with
+ * tnfctl-follow as its session leader: the tree ends as it does untraced
+ * (the shell, its session leader then, dies of the SIGHUP and so do its
+ * children), and tnfctl-follow by the same SIGHUP.  Checked untraced first.
+ */
+static void test_follow_pty_hangup(void **state)
+{
+	char *args[] = {"--", "/bin/sh", "-c", "sleep 1000 & sleep 1001 & sleep 1002; wait", NULL};
+	struct winsize ws = {.ws_row = 24, .ws_col = 80};
+	static struct pty_run t;
+	char **env;
+	size_t m;
+	int st;
+
+	(void)state;
+	tl_require_root();
+	env = tl_env_build(NULL);
+	fflush(stdout);
+	fflush(stderr);
+	t.pid = forkpty(&t.master, NULL, NULL, &ws);
+	assert_true(t.pid >= 0);
+	if (t.pid == 0) {
+		execve(args[1], args + 1, env);
+		_exit(127);
+	}
+	free(env);
+	tl_track_pid(t.pid);
+	wait_live("sleep", 3, "untraced");
+	close(t.master);
+	t.master = -1;
+	st = pty_wait(&t);
+	if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGHUP)
+		fail_msg("hang-up, untraced: wait status 0x%x, expected killed by SIGHUP", st);
+	assert_tree_gone("sleep", "untraced");
+	for (m = 0; m < 2; m++) {
+		pty_follow(&t, modes[m], args);
+		wait_live("sleep", 3, MODE_NAME(modes[m]));
+		close(t.master);
+		t.master = -1;
+		st = pty_wait(&t);
+		if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGHUP)
+			fail_msg("hang-up (%s): wait status 0x%x, expected killed by SIGHUP",
+				 MODE_NAME(modes[m]), st);
+		assert_tree_gone("sleep", MODE_NAME(modes[m]));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1255,6 +1304,7 @@ int main(void)
 		TL_TEST(test_prex_pty_interactive_target),
 		TL_TEST(test_follow_pty_ctrl_c_tree),
 		TL_TEST(test_follow_sigterm_tree),
+		TL_TEST(test_follow_pty_hangup),
 		TL_TEST(test_prex_f_pty_ctrl_c_child),
 		TL_TEST(test_prex_f_pty_ctrl_c_queued_in_parent),
 		TL_TEST(test_prex_f_pty_ctrl_c_queued_across_exec),
