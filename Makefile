@@ -71,8 +71,9 @@ TNF_SRCS := $(wildcard src/libtnf/*.c)
 TNF_OBJS := $(TNF_SRCS:%.c=$(B)/%.o)
 DUMP_SRCS := $(wildcard src/tnfdump/*.c)
 DUMP_OBJS := $(DUMP_SRCS:%.c=$(B)/%.o) $(B)/src/common/json_out.o
-# tnfctl-follow: the example, its JSON writer, and the JSON string writer it shares with tnfdump.
-FOLLOW_SRCS := examples/tnfctl-follow.c examples/follow_out.c src/common/json_out.c
+# tnfctl-follow (src/follow/): the tool, its output formats, and the JSON string writer it
+# shares with tnfdump.
+FOLLOW_SRCS := src/follow/tnfctl-follow.c src/follow/follow_out.c src/common/json_out.c
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 # tests/stress/test_stress: short sizes in `make check`, full in `make stress`.
@@ -162,10 +163,10 @@ $(B)/libtnf.a: $(TNF_OBJS)
 $(B)/tnfdump: $(DUMP_OBJS) $(B)/libtnf.a
 	$(CC) $(LDFLAGS) -o $@ $(DUMP_OBJS) $(B)/libtnf.a -lm
 
-$(B)/tnfctl-follow: $(FOLLOW_SRCS) examples/follow_out.h include/tnf/tnfctl.h $(B)/libtnfctl.so
+$(B)/tnfctl-follow: $(FOLLOW_SRCS) src/follow/follow_out.h include/tnf/tnfctl.h $(B)/libtnfctl.so
 	$(CC) $(CFLAGS) -o $@ $(FOLLOW_SRCS) -L$(B) -ltnfctl -lpthread -Wl,-rpath,'$$ORIGIN'
 
-$(B)/tnftrace: examples/tnftrace.c include/tnf/tnfctl.h $(B)/libtnfctl.so
+$(B)/tnftrace: src/tnftrace/tnftrace.c include/tnf/tnfctl.h $(B)/libtnfctl.so
 	$(CC) $(CFLAGS) -o $@ $< -L$(B) -ltnfctl -lpthread -Wl,-rpath,'$$ORIGIN'
 
 # The bundled demo: forks, execs, dlopens and runs threads, with probes.
@@ -404,7 +405,7 @@ install: all $(B)/install/engine_start.o
 	chmod 0644 $(DESTDIR)$(LIBDIR)/pkgconfig/tnfctl.pc
 	$(CC) $(CFLAGS) -o $(DESTDIR)$(BINDIR)/tnfctl-follow $(FOLLOW_SRCS) \
 		-L$(B) -ltnfctl -lpthread -Wl,-rpath,$(LIBDIR)
-	$(CC) $(CFLAGS) -o $(DESTDIR)$(BINDIR)/tnftrace examples/tnftrace.c \
+	$(CC) $(CFLAGS) -o $(DESTDIR)$(BINDIR)/tnftrace src/tnftrace/tnftrace.c \
 		-L$(B) -ltnfctl -lpthread -Wl,-rpath,$(LIBDIR)
 	$(CC) $(LDFLAGS) -o $(DESTDIR)$(BINDIR)/prex $(PREX_OBJS) -L$(B) -ltnfctl -ledit -lpthread \
 		-Wl,-rpath,$(LIBDIR)

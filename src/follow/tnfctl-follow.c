@@ -28,8 +28,8 @@
  * privilege), else the root's status.  Built only on the public API of
  * <tnf/tnfctl.h>:
  *
- *	cc -I../src/common -o tnfctl-follow tnfctl-follow.c follow_out.c \
- *		../src/common/json_out.c $(pkg-config --cflags --libs tnfctl) -lpthread
+ *	cc -I../common -o tnfctl-follow tnfctl-follow.c follow_out.c \
+ *		../common/json_out.c $(pkg-config --cflags --libs tnfctl) -lpthread
  *
  * How it works:
  *  - One thread per handle, looping on tnfctl_continue().  A FORK hands the
