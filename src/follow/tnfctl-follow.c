@@ -28,7 +28,7 @@
  * privilege), else the root's status.  Built only on the public API of
  * <tnf/tnfctl.h>:
  *
- *	cc -I../common -o tnfctl-follow tnfctl-follow.c follow_out.c \
+ *	cc -D_GNU_SOURCE -I../common -o tnfctl-follow tnfctl-follow.c follow_out.c \
  *		../common/json_out.c $(pkg-config --cflags --libs tnfctl) -lpthread
  *
  * How it works:
