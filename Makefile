@@ -131,11 +131,17 @@ $(B)/libtnfctl.so.1: $(CTL_OBJS) src/libtnfctl/libtnfctl.map
 # and make install relinks the library with the installed path (as it
 # relinks the tools with the installed rpath).
 $(B)/src/libtnfctl/engine_start.o: CFLAGS += -DTNFCTL_ENGINE_PATH='"$(abspath $(B))/tnfctl-engine"'
-$(B)/install/engine_start.o: src/libtnfctl/engine_start.c | $(B)/tnfctl.skel.h
+$(B)/install/engine_start.o: src/libtnfctl/engine_start.c $(B)/install/engine_dir | $(B)/tnfctl.skel.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Isrc/libtnfctl -DTNFCTL_ENGINE_PATH='"$(ENGINE_DIR)/tnfctl-engine"' \
 		-fPIC -fvisibility=hidden -c $< -o $@
 $(B)/src/libtnfctl/engine_start.o $(B)/install/engine_start.o: Makefile
+# The installed engine's directory, rewritten only when it changes: a make
+# install with another PREFIX (or LIBEXECDIR) rebuilds the object above.
+$(B)/install/engine_dir: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(ENGINE_DIR)' | cmp -s - $@ || echo '$(ENGINE_DIR)' > $@
+FORCE:
 
 $(B)/tnfctl-engine: $(ENGINE_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $(ENGINE_OBJS) $(LIBS_CTL)
@@ -440,7 +446,7 @@ format:
 clean:
 	rm -rf $(B)
 
-.PHONY: all tests check abi-check abi-record check-kernel stress sanitize memcheck tsan tsan-run demo bench install uninstall vmlinux format clean
+.PHONY: FORCE all tests check abi-check abi-record check-kernel stress sanitize memcheck tsan tsan-run demo bench install uninstall vmlinux format clean
 .SECONDARY:
 
 -include $(CTL_OBJS:.o=.d) $(ENGINE_SRCS:%.c=$(B)/%.d) $(PROBE_OBJS:.o=.d) $(TNF_OBJS:.o=.d) $(DUMP_OBJS:.o=.d)
