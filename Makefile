@@ -73,7 +73,8 @@ DUMP_SRCS := $(wildcard src/tnfdump/*.c)
 DUMP_OBJS := $(DUMP_SRCS:%.c=$(B)/%.o) $(B)/src/common/json_out.o
 # tnfctl-follow (src/follow/): the tool, its output formats, and the JSON string writer it
 # shares with tnfdump.
-FOLLOW_SRCS := src/follow/tnfctl-follow.c src/follow/follow_out.c src/common/json_out.c
+FOLLOW_SRCS := $(addprefix src/follow/,tnfctl-follow.c stop.c no_stop.c common.c follow_out.c) \
+	src/common/json_out.c
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 # tests/stress/test_stress: short sizes in `make check`, full in `make stress`.
@@ -169,7 +170,7 @@ $(B)/libtnf.a: $(TNF_OBJS)
 $(B)/tnfdump: $(DUMP_OBJS) $(B)/libtnf.a
 	$(CC) $(LDFLAGS) -o $@ $(DUMP_OBJS) $(B)/libtnf.a -lm
 
-$(B)/tnfctl-follow: $(FOLLOW_SRCS) src/follow/follow_out.h include/tnf/tnfctl.h $(B)/libtnfctl.so
+$(B)/tnfctl-follow: $(FOLLOW_SRCS) $(wildcard src/follow/*.h) include/tnf/tnfctl.h $(B)/libtnfctl.so
 	$(CC) $(CFLAGS) -o $@ $(FOLLOW_SRCS) -L$(B) -ltnfctl -lpthread -Wl,-rpath,'$$ORIGIN'
 
 $(B)/tnftrace: src/tnftrace/tnftrace.c include/tnf/tnfctl.h $(B)/libtnfctl.so

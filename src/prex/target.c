@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The controlled processes.  Each handle is served by its own thread, the
- * pattern of src/follow/tnfctl-follow.c: the thread parks while prex is at
+ * pattern of src/follow/stop.c: the thread parks while prex is at
  * the prompt (the target stays stopped) and loops on tnfctl_continue()
  * after `continue`.  The main thread reads commands while every thread is
  * parked, so a handle is only ever used by one thread at a time.

@@ -273,7 +273,7 @@ static inline void st_error(const char *fmt, ...)
 	pthread_mutex_unlock(&st_ev.lock);
 }
 
-/* stopping mode: one thread per handle, as src/follow/tnfctl-follow.c does */
+/* stopping mode: one thread per handle, as src/follow/stop.c does */
 
 struct st_follower {
 	tnfctl_handle_t *h;
