@@ -245,14 +245,61 @@ static void test_plain_watch(void **state)
 	watch_case("/bin/echo", echo_args, &echo);
 }
 
+/*
+ * tnfctl-follow's NDJSON, both modes: a script's EXEC line gives execve's
+ * argv and "interp"; ROOT's path is the name exec'd (sh found on $PATH:
+ * "/.../sh"), as an EXEC's is, not the file it resolves to (dash).
+ */
+static void test_follow_ndjson_script(void **state)
+{
+	static const char *const modes[] = {"--no-stop", "--format=ndjson"};
+	char out[PATH_MAX + 16], cmd[PATH_MAX + 64], buf[16384], **env;
+	size_t m;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	tl_require_root();
+	snprintf(out, sizeof(out), "%s/out.ndjson", dir);
+	snprintf(cmd, sizeof(cmd), "cd %s && ./s2 a", dir);
+	env = tl_env_build(NULL);
+	for (m = 0; m < 2; m++) {
+		char *argv[] = {tl.follow,
+				(char *)modes[m],
+				"--format=ndjson",
+				"-o",
+				out,
+				"--",
+				"sh",
+				"-c",
+				cmd,
+				NULL};
+
+		pid = tl_spawn(argv, env, -1, NULL);
+		st = tl_reap(pid);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		assert_true(tl_read_file(out, buf, sizeof(buf)) > 0);
+		if (!strstr(buf, "\"event\":\"ROOT\"") || !strstr(buf, "/sh\"}\n") ||
+		    strstr(buf, "dash"))
+			fail_msg("%s: ROOT's path is not the name exec'd:\n%s", modes[m], buf);
+		if (!strstr(buf, "\"path\":\"./s2\",\"argv\":[\"./s2\",\"a\"]") ||
+		    !strstr(buf, "\"interp\":[\"/bin/sh\",\"-e\"]"))
+			fail_msg("%s: the script's EXEC is not execve's:\n%s", modes[m], buf);
+		unlink(out);
+	}
+	free(env);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_script_stop),	  T(test_script_watch),	      T(test_script_arg_stop),
-		T(test_script_arg_watch), T(test_script_nested_stop), T(test_script_nested_watch),
-		T(test_plain_stop),	  T(test_plain_watch),	      TL_FINAL_TEST,
+		T(test_script_stop),	      T(test_script_watch),
+		T(test_script_arg_stop),      T(test_script_arg_watch),
+		T(test_script_nested_stop),   T(test_script_nested_watch),
+		T(test_plain_stop),	      T(test_plain_watch),
+		T(test_follow_ndjson_script), TL_FINAL_TEST,
 	};
 
 	if (argc > 2 && !strcmp(argv[1], "--wl"))

@@ -131,6 +131,14 @@ static void text_event(const struct follow_ev *e)
 			}
 			if (x->flags & TNFCTL_EXEC_ARGV_TRUNCATED)
 				fprintf(out, " [argv truncated: %zu bytes]", x->argv_bytes);
+			if (x->interp_argc > 0) {
+				fputs(" [interpreter:", out);
+				for (i = 0; i < x->interp_argc; i++) {
+					fputc(' ', out);
+					put_quoted(out, x->interp_argv[i]);
+				}
+				fputc(']', out);
+			}
 		}
 	} else if (e->path) {
 		fputs(e->path, out);
@@ -193,6 +201,10 @@ static void ndjson_event(const struct follow_ev *e)
 		put_str(out, x->cwd);
 		fprintf(out, ",\"argv_bytes\":%zu,\"argv_truncated\":%s", x->argv_bytes,
 			x->flags & TNFCTL_EXEC_ARGV_TRUNCATED ? "true" : "false");
+		if (x->interp_argc > 0) {
+			fputs(",\"interp\":", out);
+			put_argv(out, x->interp_argv, x->interp_argc);
+		}
 		if (x->error)
 			put_errno(out, x->error);
 	}
@@ -368,6 +380,10 @@ static void json_instant(const struct follow_ev *e)
 	if (e->x) {
 		fputs(",\"argv\":", out);
 		put_argv(out, e->x->argv, e->x->argc);
+		if (e->x->interp_argc > 0) {
+			fputs(",\"interp\":", out);
+			put_argv(out, e->x->interp_argv, e->x->interp_argc);
+		}
 		if (e->x->error)
 			put_errno(out, e->x->error);
 	}
@@ -497,7 +513,7 @@ static void proc_image_of(struct proc *p, pid_t pid)
 	free(buf);
 }
 
-void follow_out_root(pid_t pid, pid_t ppid, char *const *argv, uint64_t t)
+void follow_out_root(pid_t pid, pid_t ppid, char *const *argv, const char *path, uint64_t t)
 {
 	char **own = NULL, *buf = NULL, cwd[PATH_MAX], exe[PATH_MAX];
 	struct proc *p;
@@ -510,7 +526,10 @@ void follow_out_root(pid_t pid, pid_t ppid, char *const *argv, uint64_t t)
 	while (argv && argv[argc])
 		argc++;
 	proc_link(pid, "cwd", cwd, sizeof(cwd));
-	proc_link(pid, "exe", exe, sizeof(exe));
+	if (path && strlen(path) < sizeof(exe))
+		strcpy(exe, path);
+	else
+		proc_link(pid, "exe", exe, sizeof(exe));
 	if (!ppid)
 		ppid = proc_ppid(pid);
 	pthread_mutex_lock(&out_lock);

@@ -38,9 +38,11 @@ void follow_out_open(FILE *fp, enum follow_format fmt, uint64_t start_ns);
 
 /*
  * The root process, whose own exec is no event: pid @pid, parent @ppid,
- * image @argv (NULL: read from /proc/PID/cmdline), started at @time_ns.
+ * image @argv (NULL: read from /proc/PID/cmdline), @path the name it was
+ * exec'd by, as an EXEC's path (NULL: not known, -p: the file
+ * /proc/PID/exe names), started at @time_ns.
  */
-void follow_out_root(pid_t pid, pid_t ppid, char *const *argv, uint64_t time_ns);
+void follow_out_root(pid_t pid, pid_t ppid, char *const *argv, const char *path, uint64_t time_ns);
 
 void follow_out_event(const struct follow_ev *e);
 

@@ -20,7 +20,7 @@
 #include "follow_out.h"
 
 /* Write one watch event as the stopping mode writes its events. */
-static void print_watch_event(tnfctl_watch_t *w, const tnfctl_watch_event_t *ev)
+static void print_watch_event(tnfctl_watch_t *w, const struct tnfctl_watch_data *ev)
 {
 	struct tnfctl_exec_info x = {.sz = sizeof(x)};
 	struct follow_ev e = {.time_ns = ev->time_ns,
@@ -64,7 +64,7 @@ static void print_watch_event(tnfctl_watch_t *w, const tnfctl_watch_event_t *ev)
  */
 int follow_no_stop(const char *name, pid_t pid, char **cmd)
 {
-	static tnfctl_watch_event_t ev; /* 4 KiB of path: not on the stack */
+	struct tnfctl_watch_data ev = {.sz = sizeof(ev)}; /* its strings are the watch's */
 	struct pollfd pfd[2] = {{.events = POLLIN}, {.fd = wake_fd[0], .events = POLLIN}};
 	bool spawned = !pid, skip_exec = !pid, end = false;
 	int r = 0, status = -1, sig = 0, st, e, exec_errno = 0;
@@ -97,11 +97,11 @@ int follow_no_stop(const char *name, pid_t pid, char **cmd)
 	pfd[0].fd = tnfctl_watch_fd(w);
 	/* CMD's image starts at its EXEC, below; PID's now */
 	if (!spawned)
-		follow_out_root(pid, 0, NULL, now_ns());
+		follow_out_root(pid, 0, NULL, NULL, now_ns());
 	if (spawned && (live = malloc(sizeof(*live) * (cap = 64))))
 		live[nlive++] = pid;
 	while (!end && !(sig = atomic_load(&stop_sig))) {
-		while (!end && (r = tnfctl_watch_next(w, &ev, 0)) == 1) {
+		while (!end && (r = tnfctl_watch_read(w, &ev, 0)) == 1) {
 			end = ev.kind == TNFCTL_WATCH_END;
 			if (live && ev.kind == TNFCTL_WATCH_FORK) {
 				pid_t *p = nlive < cap ? live
@@ -122,11 +122,9 @@ int follow_no_stop(const char *name, pid_t pid, char **cmd)
 			/* exec_open returns after the root's exec: never printed */
 			if (skip_exec && ev.kind == TNFCTL_WATCH_EXEC && ev.pid == pid) {
 				struct tnfctl_exec_info x = {.sz = sizeof(x)};
+				bool got = tnfctl_watch_event_exec(w, &x) == TNFCTL_ERR_NONE;
 
-				follow_out_root(pid, getpid(),
-						tnfctl_watch_event_exec(w, &x) == TNFCTL_ERR_NONE
-							? x.argv
-							: cmd,
+				follow_out_root(pid, getpid(), got ? x.argv : cmd, ev.path,
 						ev.time_ns);
 				skip_exec = false;
 				continue;

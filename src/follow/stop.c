@@ -47,13 +47,15 @@ static const char *const event_names[] = {
 };
 
 /* Write the event tnfctl_continue() just returned; @info receives its details. */
-static void print_event(struct follower *f, tnfctl_event_t evt, tnfctl_event_info_t *info)
+static void print_event(struct follower *f, tnfctl_event_t evt, struct tnfctl_event_data *info)
 {
 	struct tnfctl_exec_info x = {.sz = sizeof(x)};
 	struct follow_ev e = {.event = event_names[evt], .core = -1};
 
-	if (tnfctl_event_info_get(f->h, info) != TNFCTL_ERR_NONE) {
+	if (tnfctl_event_data_get(f->h, info) != TNFCTL_ERR_NONE) {
 		memset(info, 0, sizeof(*info));
+		info->sz = sizeof(*info);
+		info->path = "";
 		info->pid = f->pid;
 		info->time_ns = now_ns();
 	}
@@ -112,7 +114,7 @@ static int spawn(tnfctl_handle_t *h, pid_t pid, bool root, uint64_t fork_ns)
 static void *follow(void *arg)
 {
 	struct follower *f = arg, **p;
-	tnfctl_event_info_t info;
+	struct tnfctl_event_data info = {.sz = sizeof(info)}; /* path: the handle's */
 	tnfctl_handle_t *child;
 	tnfctl_errcode_t err;
 	tnfctl_event_t evt;
@@ -135,6 +137,8 @@ static void *follow(void *arg)
 			/* Killed while stopped at an event: only SIGKILL does that. */
 			evt = TNFCTL_EVENT_TARGGONE;
 			memset(&info, 0, sizeof(info));
+			info.sz = sizeof(info);
+			info.path = "";
 			info.pid = f->pid;
 			info.time_ns = now_ns();
 			info.term_signal = SIGKILL;
@@ -237,9 +241,36 @@ static int wait_all(void)
 	}
 }
 
+/*
+ * The name CMD @name was exec'd by, as an EXEC names it: found on $PATH as
+ * execvp(3) and tnfctl_exec_open() do (the first executable file), or
+ * @name itself if it holds a '/'.  NULL if not found; the caller frees it.
+ */
+static char *exec_name_of(const char *name)
+{
+	const char *env = getenv("PATH"), *p, *end;
+	char *buf = NULL;
+
+	if (strchr(name, '/'))
+		return strdup(name);
+	for (p = env ? env : "/usr/local/bin:/usr/bin:/bin";; p = end + 1) {
+		end = strchrnul(p, ':');
+		free(buf);
+		if (asprintf(&buf, "%.*s%s%s", (int)(end - p), p, end > p ? "/" : "./", name) < 0)
+			return NULL;
+		if (!access(buf, X_OK))
+			return buf;
+		if (!*end)
+			break;
+	}
+	free(buf);
+	return NULL;
+}
+
 /* The stopping mode: see follow.h. */
 int follow_stop(const char *name, pid_t pid, char **cmd)
 {
+	char *exec_name;
 	tnfctl_trace_attrs_t attrs;
 	tnfctl_errcode_t err;
 	tnfctl_handle_t *h;
@@ -268,7 +299,9 @@ int follow_stop(const char *name, pid_t pid, char **cmd)
 	if (tnfctl_trace_attrs_get(h, &attrs) == TNFCTL_ERR_NONE)
 		pid = attrs.targ_pid;
 	/* exec_open returns at the exec: its image starts now */
-	follow_out_root(pid, attached ? 0 : getpid(), attached ? NULL : cmd, now_ns());
+	exec_name = attached ? NULL : exec_name_of(name);
+	follow_out_root(pid, attached ? 0 : getpid(), attached ? NULL : cmd, exec_name, now_ns());
+	free(exec_name);
 	if (spawn(h, pid, true, 0))
 		return 1;
 

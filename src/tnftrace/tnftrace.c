@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 	char file[PATH_MAX] = "", *end;
 	const char *tmp = getenv("TMPDIR");
 	unsigned long kb = 4096;
-	tnfctl_event_info_t info;
+	struct tnfctl_event_data info;
 	tnfctl_handle_t *h;
 	tnfctl_errcode_t err;
 	tnfctl_event_t evt;
@@ -187,7 +187,9 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		memset(&info, 0, sizeof(info));
-		tnfctl_event_info_get(h, &info);
+		info.sz = sizeof(info);
+		info.path = "";
+		tnfctl_event_data_get(h, &info);
 		if (!quiet && evt == TNFCTL_EVENT_FORK)
 			fprintf(stderr, "tnftrace: FORK child %d\n", (int)info.child_pid);
 		else if (!quiet && evt != TNFCTL_EVENT_EXIT)
