@@ -171,10 +171,10 @@ $(B)/tnfdump: $(DUMP_OBJS) $(B)/libtnf.a
 	$(CC) $(LDFLAGS) -o $@ $(DUMP_OBJS) $(B)/libtnf.a -lm
 
 $(B)/tnfctl-follow: $(FOLLOW_SRCS) $(wildcard src/follow/*.h) include/tnf/tnfctl.h $(B)/libtnfctl.so
-	$(CC) $(CFLAGS) -o $@ $(FOLLOW_SRCS) -L$(B) -ltnfctl -lpthread -Wl,-rpath,'$$ORIGIN'
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(FOLLOW_SRCS) -L$(B) -ltnfctl -lpthread -Wl,-rpath,'$$ORIGIN'
 
 $(B)/tnftrace: src/tnftrace/tnftrace.c include/tnf/tnfctl.h $(B)/libtnfctl.so
-	$(CC) $(CFLAGS) -o $@ $< -L$(B) -ltnfctl -lpthread -Wl,-rpath,'$$ORIGIN'
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -L$(B) -ltnfctl -lpthread -Wl,-rpath,'$$ORIGIN'
 
 # The bundled demo: forks, execs, dlopens and runs threads, with probes.
 $(B)/demo/tnfdemo: examples/demo/tnfdemo.c include/tnf/probe.h
@@ -410,9 +410,9 @@ install: all $(B)/install/engine_start.o
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCDIR@|$(INCDIR)|g' \
 		-e 's|@VERSION@|$(VERSION)|g' tnfctl.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/tnfctl.pc
 	chmod 0644 $(DESTDIR)$(LIBDIR)/pkgconfig/tnfctl.pc
-	$(CC) $(CFLAGS) -o $(DESTDIR)$(BINDIR)/tnfctl-follow $(FOLLOW_SRCS) \
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $(DESTDIR)$(BINDIR)/tnfctl-follow $(FOLLOW_SRCS) \
 		-L$(B) -ltnfctl -lpthread -Wl,-rpath,$(LIBDIR)
-	$(CC) $(CFLAGS) -o $(DESTDIR)$(BINDIR)/tnftrace src/tnftrace/tnftrace.c \
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $(DESTDIR)$(BINDIR)/tnftrace src/tnftrace/tnftrace.c \
 		-L$(B) -ltnfctl -lpthread -Wl,-rpath,$(LIBDIR)
 	$(CC) $(LDFLAGS) -o $(DESTDIR)$(BINDIR)/prex $(PREX_OBJS) -L$(B) -ltnfctl -ledit -lpthread \
 		-Wl,-rpath,$(LIBDIR)
