@@ -318,7 +318,12 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	return 0;
 }
 
-static int save_dl_arg(const void *user_str)
+/*
+ * @at_rtld: keep the address and read the name at rtld's RT_CONSISTENT: it
+ * may lie in a page not faulted in yet, which a uprobe cannot fault in;
+ * rtld has read it by then.
+ */
+static int save_dl_arg(const void *user_str, bool at_rtld)
 {
 	u64 id = bpf_get_current_pid_tgid();
 	u32 tid = (u32)id, zero = 0;
@@ -331,7 +336,8 @@ static int save_dl_arg(const void *user_str)
 		return 0;
 	a->path[0] = '\0';
 	a->notified = 0;
-	if (user_str)
+	a->uptr = at_rtld ? (u64)user_str : 0;
+	if (user_str && !at_rtld)
 		bpf_probe_read_user_str(a->path, sizeof(a->path), user_str);
 	bpf_map_update_elem(&dl_args, &tid, a, BPF_ANY);
 	return 0;
@@ -340,13 +346,13 @@ static int save_dl_arg(const void *user_str)
 SEC("uprobe")
 int BPF_KPROBE(on_dlopen, const char *file)
 {
-	return save_dl_arg(file);
+	return save_dl_arg(file, true);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(on_dlmopen, long lmid, const char *file)
 {
-	return save_dl_arg(file);
+	return save_dl_arg(file, true);
 }
 
 SEC("uprobe")
@@ -357,7 +363,7 @@ int BPF_KPROBE(on_dlclose, void *handle)
 	/* struct link_map: l_addr at 0, l_name at 8 (x86_64). */
 	if (handle)
 		bpf_probe_read_user(&name, sizeof(name), (char *)handle + 8);
-	return save_dl_arg(name);
+	return save_dl_arg(name, false);
 }
 
 /*
@@ -400,7 +406,8 @@ int BPF_KPROBE(on_dl_debug_state)
 		return 0;
 	state = rtld_state(st->r_state_addr);
 	if (state == 1 || state == 2) { /* RT_ADD, RT_DELETE */
-		st->rtld_pending = state;
+		/* Removed before the map was consistent (a failed dlopen): no change. */
+		st->rtld_pending = state == 2 && st->rtld_pending == 1 ? 0 : state;
 		return 0;
 	}
 	if (state != 0)
@@ -420,8 +427,11 @@ int BPF_KPROBE(on_dl_debug_state)
 		return 0;
 	a = bpf_map_lookup_elem(&dl_args, &tid);
 	if (a && kind != TNF_REC_SYNC) {
+		if (a->uptr) {
+			bpf_probe_read_user_str(a->path, sizeof(a->path), (void *)a->uptr);
+			a->uptr = 0;
+		}
 		rec_path(r, a->path, false);
-		a->notified = 1;
 	}
 	if (stop_current())
 		r->flags |= TNF_RF_STOPPED;
@@ -430,31 +440,14 @@ int BPF_KPROBE(on_dl_debug_state)
 }
 
 /*
- * A dlopen of an object already loaded (or a dlclose that unloads nothing)
- * makes rtld report nothing; Solaris still reported the event, so report it
- * at the return of the call.
+ * The call is over.  A dlopen that added nothing (dlopen(NULL), an object
+ * already loaded, RTLD_NOLOAD, a failure) and a dlclose that only dropped a
+ * reference made rtld report no change: they are no event (DESIGN §3).
  */
-static int dl_return(u32 kind, bool ok)
+static int dl_return(void)
 {
-	u64 id = bpf_get_current_pid_tgid();
-	u32 tgid = id >> 32, tid = (u32)id;
-	struct tnf_tgid_state *st;
-	struct tnf_dl_arg *a;
-	struct tnf_rec *r;
+	u32 tid = (u32)bpf_get_current_pid_tgid();
 
-	a = bpf_map_lookup_elem(&dl_args, &tid);
-	if (!a)
-		return 0;
-	st = tracked_current();
-	if (st && (st->flags & TNF_F_ARMED) && ok && !a->notified) {
-		r = rec_begin(kind, tgid, tid);
-		if (r) {
-			rec_path(r, a->path, false);
-			if (stop_current())
-				r->flags |= TNF_RF_STOPPED;
-			rec_submit(r);
-		}
-	}
 	bpf_map_delete_elem(&dl_args, &tid);
 	return 0;
 }
@@ -462,11 +455,11 @@ static int dl_return(u32 kind, bool ok)
 SEC("uretprobe")
 int BPF_KRETPROBE(on_dlopen_ret, void *ret)
 {
-	return dl_return(TNF_REC_DLOPEN, ret != NULL);
+	return dl_return();
 }
 
 SEC("uretprobe")
 int BPF_KRETPROBE(on_dlclose_ret, long ret)
 {
-	return dl_return(TNF_REC_DLCLOSE, ret == 0);
+	return dl_return();
 }

@@ -75,8 +75,9 @@ struct tnf_rec {
 /* Per-tid pending dlopen/dlclose argument, set by the libc entry uprobes. */
 struct tnf_dl_arg {
 	char path[TNF_PATH_MAX];
-	unsigned int notified; /* rtld reported a link-map change during this call */
+	unsigned int notified; /* unused */
 	unsigned int pad;
+	unsigned long long uptr; /* dlopen: the name's address, read at RT_CONSISTENT */
 };
 
 #endif

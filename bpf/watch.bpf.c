@@ -694,7 +694,7 @@ int BPF_PROG(on_exit_live, struct task_struct *p)
 	return 0;
 }
 
-static __always_inline int save_dl_arg(const void *user_str, bool at_return)
+static __always_inline int save_dl_arg(const void *user_str, bool at_rtld)
 {
 	u64 id = bpf_get_current_pid_tgid();
 	u32 tgid = id >> 32, tid = (u32)id, zero = 0;
@@ -706,8 +706,9 @@ static __always_inline int save_dl_arg(const void *user_str, bool at_return)
 	if (!a)
 		return 0;
 	a->path[0] = '\0';
-	a->uptr = at_return ? (u64)user_str : 0;
-	if (user_str && !at_return)
+	a->uptr = at_rtld ? (u64)user_str : 0;
+	a->pending = 0;
+	if (user_str && !at_rtld)
 		bpf_probe_read_user_str(a->path, sizeof(a->path), user_str);
 	bpf_map_update_elem(&dl_args, &tid, a, BPF_ANY);
 	return 0;
@@ -717,8 +718,8 @@ SEC("uprobe")
 int BPF_KPROBE(on_dlopen, const char *file)
 {
 	/*
-	 * Read at the return: the name may lie in a page not faulted in yet,
-	 * which a uprobe cannot fault in; dlopen has read it by then.
+	 * Read at rtld's RT_CONSISTENT: the name may lie in a page not faulted
+	 * in yet, which a uprobe cannot fault in; rtld has read it by then.
 	 */
 	return save_dl_arg(file, true);
 }
@@ -741,8 +742,41 @@ int BPF_KPROBE(on_dlclose, void *handle)
 	return save_dl_arg(name, false);
 }
 
-/* One record per successful call, at its return. */
-static __always_inline int dl_return(u32 kind, bool ok)
+/*
+ * r_state of the namespace rtld is changing, or 0 when every one is
+ * RT_CONSISTENT (as bpf/tnfctl.bpf.c reads it): struct r_debug_extended,
+ * r_state at 24, r_next at 40 once r_version is 2 (glibc 2.35+).
+ */
+static __always_inline int rtld_state(u64 r_state_addr)
+{
+	u64 rd = r_state_addr - 24;
+	int version = 0, state = -1, i;
+
+	if (bpf_probe_read_user(&version, sizeof(version), (void *)rd))
+		return -1;
+	for (i = 0; i < 16 && rd; i++) {
+		if (bpf_probe_read_user(&state, sizeof(state), (void *)(rd + 24)))
+			return -1;
+		if (state != 0 || version < 2)
+			return state;
+		if (bpf_probe_read_user(&rd, sizeof(rd), (void *)(rd + 40)))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * rtld's _dl_debug_state, in a thread inside dlopen/dlmopen/dlclose: the
+ * one place that says whether the call changed the link map (the libc
+ * probes alone see a dlopen of a loaded object or dlopen(NULL) as any
+ * other).  The same rule as the stopping mode: an event at the
+ * RT_CONSISTENT that follows an RT_ADD (DLOPEN) or RT_DELETE (DLCLOSE),
+ * nothing for objects removed before the map was consistent again (a
+ * failed dlopen).  The cookie is &_r_debug.r_state - &_dl_debug_state in
+ * this ld.so (watch_tree.c), so no per-process address is needed.
+ */
+SEC("uprobe")
+int BPF_KPROBE(on_dl_debug_state)
 {
 	u64 id = bpf_get_current_pid_tgid(), mask;
 	u32 tgid = id >> 32, tid = (u32)id, zero = 0;
@@ -750,35 +784,53 @@ static __always_inline int dl_return(u32 kind, bool ok)
 	struct emit_ctx ec = {.src = SRC_STR};
 	struct tnf_watch_dl *a;
 	struct tnf_wrec_str *r;
+	int state;
 	long n;
 
 	a = bpf_map_lookup_elem(&dl_args, &tid);
 	if (!a)
 		return 0;
+	state = rtld_state(PT_REGS_IP(ctx) + bpf_get_attach_cookie(ctx));
+	if (state == 1 || state == 2) { /* RT_ADD, RT_DELETE */
+		a->pending = state == 2 && a->pending == 1 ? 0 : state;
+		return 0;
+	}
+	if (state != 0 || !a->pending)
+		return 0;
 	mask = slots_of(tgid) & dl_mask;
 	r = bpf_map_lookup_elem(&str_scratch, &zero);
-	if (ok && mask && r) {
-		cur = (struct task_struct *)bpf_get_current_task();
-		r->h.time_ns = bpf_ktime_get_ns();
-		r->h.kind = kind;
-		r->h.tgid = tgid;
-		r->h.tid = tid;
-		r->h.ptgid = parent_tgid(cur);
-		r->h.child = 0;
-		r->h.exit_code = 0;
-		if (a->uptr)
-			n = bpf_probe_read_user_str(r->path, sizeof(r->path), (void *)a->uptr);
-		else
-			n = bpf_probe_read_kernel_str(r->path, sizeof(r->path), a->path);
-		if (n <= 0) {
-			r->path[0] = '\0';
-			n = 1;
-		}
-		r->path_len = n;
-		r->pad = 0;
-		ec.mask = mask;
-		emit(&ec);
+	if (!mask || !r)
+		return 0;
+	if (a->uptr) {
+		bpf_probe_read_user_str(a->path, sizeof(a->path), (void *)a->uptr);
+		a->uptr = 0;
 	}
+	cur = (struct task_struct *)bpf_get_current_task();
+	r->h.time_ns = bpf_ktime_get_ns();
+	r->h.kind = a->pending == 1 ? TNF_WREC_DLOPEN : TNF_WREC_DLCLOSE;
+	r->h.tgid = tgid;
+	r->h.tid = tid;
+	r->h.ptgid = parent_tgid(cur);
+	r->h.child = 0;
+	r->h.exit_code = 0;
+	n = bpf_probe_read_kernel_str(r->path, sizeof(r->path), a->path);
+	if (n <= 0) {
+		r->path[0] = '\0';
+		n = 1;
+	}
+	r->path_len = n;
+	r->pad = 0;
+	a->pending = 0;
+	ec.mask = mask;
+	emit(&ec);
+	return 0;
+}
+
+/* The call is over: its events, if any, were sent at rtld's RT_CONSISTENT. */
+static __always_inline int dl_return(void)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+
 	bpf_map_delete_elem(&dl_args, &tid);
 	return 0;
 }
@@ -786,13 +838,13 @@ static __always_inline int dl_return(u32 kind, bool ok)
 SEC("uretprobe")
 int BPF_KRETPROBE(on_dlopen_ret, void *ret)
 {
-	return dl_return(TNF_WREC_DLOPEN, ret != NULL);
+	return dl_return();
 }
 
 SEC("uretprobe")
 int BPF_KRETPROBE(on_dlclose_ret, long ret)
 {
-	return dl_return(TNF_WREC_DLCLOSE, ret == 0);
+	return dl_return();
 }
 
 /*

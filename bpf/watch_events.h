@@ -132,7 +132,9 @@ struct tnf_wrec_str {
 /* Per-tid dlopen/dlclose argument, saved at the entry of the call. */
 struct tnf_watch_dl {
 	char path[TNF_WATCH_PATH_MAX];
-	unsigned long long uptr; /* dlopen: the name's address, read at the return */
+	unsigned long long uptr; /* dlopen: the name's address, read at RT_CONSISTENT */
+	unsigned int pending;	 /* rtld's RT_ADD (1) or RT_DELETE (2) seen in this call */
+	unsigned int pad;
 };
 
 /* In/out of the add_proc task iterator (user space adds existing processes). */

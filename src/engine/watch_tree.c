@@ -156,7 +156,7 @@ tnfctl_errcode_t watch_add_descendants(unsigned int slot, pid_t root,
 	return err;
 }
 
-/* The probed libcs and their links, for every DL watch (released when none is left: serve.c). */
+/* The probed libcs and ld.sos, and their links, for every DL watch (serve.c releases them). */
 static struct {
 	dev_t dev;
 	ino_t ino;
@@ -165,7 +165,8 @@ static size_t nlibcs;
 static struct tnf_ulink *links;
 static size_t nlinks;
 
-static int attach(struct bpf_program *prog, bool ret, const char *path, uint64_t off)
+static int attach(struct bpf_program *prog, bool ret, const char *path, uint64_t off,
+		  uint64_t cookie)
 {
 	struct tnf_ulink *nl = realloc(links, (nlinks + 1) * sizeof(*nl));
 	int err;
@@ -173,7 +174,7 @@ static int attach(struct bpf_program *prog, bool ret, const char *path, uint64_t
 	if (!nl)
 		return -ENOMEM;
 	links = nl;
-	err = tnf_uprobe_attach(prog, ret, path, off, &nl[nlinks]);
+	err = tnf_uprobe_attach_cookie(prog, ret, path, off, cookie, &nl[nlinks]);
 	if (!err)
 		nlinks++;
 	return err;
@@ -185,6 +186,44 @@ static int attach(struct bpf_program *prog, bool ret, const char *path, uint64_t
  * programs keep only the processes of DL watches.  False if @pid maps no
  * libc (yet, or any more).
  */
+static bool seen(const char *path, struct stat *st)
+{
+	size_t i;
+	void *nl;
+
+	if (stat(path, st))
+		return true;
+	for (i = 0; i < nlibcs; i++)
+		if (libcs[i].dev == st->st_dev && libcs[i].ino == st->st_ino)
+			return true;
+	nl = realloc(libcs, (nlibcs + 1) * sizeof(*libcs));
+	if (!nl)
+		return true;
+	libcs = nl;
+	libcs[nlibcs].dev = st->st_dev;
+	libcs[nlibcs++].ino = st->st_ino;
+	return false;
+}
+
+/*
+ * rtld's _dl_debug_state in the ld.so @pid maps, once per inode: it tells
+ * on_dl_debug_state whether a dlopen/dlclose changed the link map.  The
+ * cookie takes the program from the probed address to _r_debug.r_state
+ * (offset 24 of struct r_debug on LP64), both in this file.
+ */
+static void attach_rtld(struct tnfctl_watch_bpf *skel, const struct tnf_maps_info *mi)
+{
+	struct tnf_elf_sym ds, rd;
+	struct stat st;
+
+	if (!mi->ldso_base || tnf_elf_lookup(mi->ldso_path, "_dl_debug_state", &ds) ||
+	    tnf_elf_lookup(mi->ldso_path, "_r_debug", &rd) || seen(mi->ldso_path, &st))
+		return;
+	dbg("watch: probing _dl_debug_state in %s\n", mi->ldso_path);
+	attach(skel->progs.on_dl_debug_state, false, mi->ldso_path, ds.file_off,
+	       rd.vaddr + 24 - ds.vaddr);
+}
+
 bool watch_attach_libc_of(struct tnfctl_watch_bpf *skel, pid_t pid)
 {
 	struct tnf_elf_sym so, sc, sm;
@@ -194,6 +233,7 @@ bool watch_attach_libc_of(struct tnfctl_watch_bpf *skel, pid_t pid)
 	size_t i;
 
 	tnf_proc_maps(pid, &mi); /* -1 without ld.so (static), libc may still be there */
+	attach_rtld(skel, &mi);
 	if (!mi.has_libc || stat(mi.libc_path, &st))
 		return false;
 	for (i = 0; i < nlibcs; i++)
@@ -209,14 +249,14 @@ bool watch_attach_libc_of(struct tnfctl_watch_bpf *skel, pid_t pid)
 	libcs[nlibcs].dev = st.st_dev;
 	libcs[nlibcs++].ino = st.st_ino;
 	dbg("watch: probing dlopen/dlclose in %s\n", mi.libc_path);
-	attach(skel->progs.on_dlopen, false, mi.libc_path, so.file_off);
-	attach(skel->progs.on_dlopen_ret, true, mi.libc_path, so.file_off);
-	attach(skel->progs.on_dlclose, false, mi.libc_path, sc.file_off);
-	attach(skel->progs.on_dlclose_ret, true, mi.libc_path, sc.file_off);
+	attach(skel->progs.on_dlopen, false, mi.libc_path, so.file_off, 0);
+	attach(skel->progs.on_dlopen_ret, true, mi.libc_path, so.file_off, 0);
+	attach(skel->progs.on_dlclose, false, mi.libc_path, sc.file_off, 0);
+	attach(skel->progs.on_dlclose_ret, true, mi.libc_path, sc.file_off, 0);
 	/* dlmopen (a libc without it has no link-map namespaces) */
 	if (!tnf_elf_lookup(mi.libc_path, "dlmopen", &sm)) {
-		attach(skel->progs.on_dlmopen, false, mi.libc_path, sm.file_off);
-		attach(skel->progs.on_dlopen_ret, true, mi.libc_path, sm.file_off);
+		attach(skel->progs.on_dlmopen, false, mi.libc_path, sm.file_off, 0);
+		attach(skel->progs.on_dlopen_ret, true, mi.libc_path, sm.file_off, 0);
 	}
 	return true;
 }

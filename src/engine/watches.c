@@ -84,6 +84,7 @@ static tnfctl_errcode_t load(void)
 	tnf_uprobe_prepare(s->progs.on_dlmopen);
 	tnf_uprobe_prepare(s->progs.on_dlclose);
 	tnf_uprobe_prepare(s->progs.on_dlclose_ret);
+	tnf_uprobe_prepare(s->progs.on_dl_debug_state);
 	bpf_program__set_autoload(legacy_exit ? s->progs.on_exit : s->progs.on_exit_live, false);
 	/* Failed execs: fexit on the execve syscalls, else sys_exit. */
 	failed_exec = tnf_failed_exec_prepare(s->progs.on_sys_exit, s->progs.on_execve_ret,

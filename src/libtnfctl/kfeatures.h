@@ -64,6 +64,8 @@ struct tnf_ulink {
 void tnf_uprobe_prepare(struct bpf_program *prog);
 int tnf_uprobe_attach(struct bpf_program *prog, bool ret, const char *path, uint64_t off,
 		      struct tnf_ulink *l);
+int tnf_uprobe_attach_cookie(struct bpf_program *prog, bool ret, const char *path, uint64_t off,
+			     uint64_t cookie, struct tnf_ulink *l);
 /*
  * Release @n links: handed to a detached process where possible
  * (link_release.c), else here, together, so their grace periods overlap.

@@ -33,14 +33,17 @@ void tnf_uprobe_prepare(struct bpf_program *prog)
 		bpf_program__set_expected_attach_type(prog, TNF_BPF_TRACE_UPROBE_MULTI);
 }
 
-int tnf_uprobe_attach(struct bpf_program *prog, bool ret, const char *path, uint64_t off,
-		      struct tnf_ulink *l)
+/* @cookie: what bpf_get_attach_cookie() gives the program (uprobe_multi: 6.6, perf: 5.15). */
+int tnf_uprobe_attach_cookie(struct bpf_program *prog, bool ret, const char *path, uint64_t off,
+			     uint64_t cookie, struct tnf_ulink *l)
 {
+	LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = ret, .bpf_cookie = cookie);
 	struct link_create_uprobe_multi a = {
 		.prog_fd = bpf_program__fd(prog),
 		.attach_type = TNF_BPF_TRACE_UPROBE_MULTI,
 		.path = (uintptr_t)path,
 		.offsets = (uintptr_t)&off,
+		.cookies = (uintptr_t)&cookie,
 		.cnt = 1,
 		.um_flags = ret ? TNF_BPF_F_UPROBE_MULTI_RETURN : 0,
 	};
@@ -51,8 +54,14 @@ int tnf_uprobe_attach(struct bpf_program *prog, bool ret, const char *path, uint
 		l->fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
 		return l->fd < 0 ? -errno : 0;
 	}
-	l->link = bpf_program__attach_uprobe(prog, ret, -1, path, off);
+	l->link = bpf_program__attach_uprobe_opts(prog, -1, path, off, &o);
 	return l->link ? 0 : -errno;
+}
+
+int tnf_uprobe_attach(struct bpf_program *prog, bool ret, const char *path, uint64_t off,
+		      struct tnf_ulink *l)
+{
+	return tnf_uprobe_attach_cookie(prog, ret, path, off, 0, l);
 }
 
 static void release(struct tnf_ulink *l)
