@@ -369,39 +369,63 @@ static void test_dlopen_dlclose_events(void **state)
 }
 
 /*
- * A dlopen of an object already loaded adds nothing to the link map; as on
- * Solaris it is still an event, reported at the return of dlopen (likewise a
- * dlclose that unloads nothing).
+ * The rule (issue 31): DLOPEN is a dlopen that added objects, once (libbpf
+ * brings libelf and libz: one event), named as passed; DLCLOSE is the
+ * dlclose that removed them, once.  dlopen(NULL), a dlopen of a loaded
+ * object (libbpf again, libc) and a dlclose that only drops a reference are
+ * no event: the first event after the unload is the EXIT.
  */
-static void test_dlopen_of_loaded_object(void **state)
+static void test_dlopen_rule_sequence(void **state)
 {
+	static const char *const cmds[] = {
+		"dlopen NULL",
+		"dlopen libbpf.so.1",
+		"dlopen libbpf.so.1",
+		"dlopen libc.so.6",
+		"dlclose",
+		"dlclose",
+		"dlclose",
+		"dlclose",
+	};
 	tnfctl_event_info_t info;
 	struct tl_proc *p;
 	tnfctl_handle_t *h;
+	size_t i;
 
 	(void)state;
 	tl_require_root();
 	p = tl_start_target(tl.target, 1);
 	h = tl_pid_open(p->pid);
-	tl_send(p, "dlopen libc.so.6");
+	if (tl_maps_has(p->pid, "libbpf.so") || tl_maps_has(p->pid, "libz.so"))
+		fail_msg("the target maps libbpf or libz before its dlopen");
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		tl_send(p, "%s", cmds[i]);
+	tl_send(p, "exit 0");
+
 	tl_expect_event(h, NULL, TNFCTL_EVENT_DLOPEN);
 	tl_info(h, &info);
-	if (strcmp(info.path, "libc.so.6"))
-		fail_msg("DLOPEN path \"%s\" is not the name asked for, libc.so.6", info.path);
-	tl_assert_all_stopped(p->pid, "at DLOPEN of a loaded object");
-	tl_expect_silence(p, "the target must be stopped at the return of dlopen");
+	if (strcmp(info.path, "libbpf.so.1"))
+		fail_msg("DLOPEN path \"%s\", expected libbpf.so.1 as passed", info.path);
+	if (!tl_maps_has(p->pid, "libbpf.so") || !tl_maps_has(p->pid, "libz.so"))
+		fail_msg("libbpf and its new dependency libz are not mapped at DLOPEN");
+	tl_expect(p, "dlopen ok"); /* dlopen(NULL), before: no event */
+	tl_expect_silence(p, "stopped in the first dlopen of libbpf");
 
-	tl_send(p, "dlclose");
 	tl_expect_event(h, NULL, TNFCTL_EVENT_DLCLOSE);
-	tl_expect(p, "dlopen ok");
 	tl_info(h, &info);
-	if (strcmp(info.path, "libc.so.6") && !strstr(info.path, "libc.so.6"))
-		fail_msg("DLCLOSE path \"%s\" does not name libc.so.6", info.path);
-	tl_assert_all_stopped(p->pid, "at DLCLOSE of a still-needed object");
+	if (!strstr(info.path, "libbpf.so.1"))
+		fail_msg("DLCLOSE path \"%s\" does not name libbpf.so.1", info.path);
+	if (tl_maps_has(p->pid, "libbpf.so"))
+		fail_msg("libbpf is still mapped at the DLCLOSE event");
+	for (i = 0; i < 3; i++)
+		tl_expect(p, "dlopen ok");
+	tl_expect(p, "dlclose 0"); /* libc, then libbpf once: references only */
+	tl_expect(p, "dlclose 0");
+	tl_expect_silence(p, "stopped in the dlclose that unloads libbpf");
 
-	tl_send(p, "exit 0");
 	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
 	tl_expect(p, "dlclose 0");
+	tl_expect(p, "dlclose 0"); /* dlclose of the dlopen(NULL) handle: no event */
 	tl_close(h, TNFCTL_TARG_DEFAULT);
 }
 
@@ -444,7 +468,7 @@ int main(void)
 		TL_TEST(test_targgone_event_signal),
 		TL_TEST(test_dlopen_dlclose_events),
 		TL_TEST(test_dlopen_event_full_path),
-		TL_TEST(test_dlopen_of_loaded_object),
+		TL_TEST(test_dlopen_rule_sequence),
 		TL_FINAL_TEST,
 	};
 

@@ -253,13 +253,66 @@ static void test_follow_bash_tree(void **state)
 		fail_msg("expected 3 EXECs of /bin/true and one of python3, got %d and %s", ntrue,
 			 python ? "one" : "none");
 	}
-	/* Reported even when libz is already mapped (then at the return of dlopen). */
-	if (!count_events(&r, python, "DLOPEN", "libz.so.1")) {
+	/* A DLOPEN only if it loads libz (issue 31): not when python3 maps it already. */
+	if (count_events(&r, python, "DLOPEN", "libz.so.1") != !libz_loaded) {
 		dump_run(&r);
-		fail_msg("no DLOPEN of libz.so.1 in python3 (pid %d, libz %s at start-up)", python,
+		fail_msg("%d DLOPEN of libz.so.1 in python3 (pid %d, libz %s at start-up)",
+			 count_events(&r, python, "DLOPEN", "libz.so.1"), python,
 			 libz_loaded ? "mapped" : "not mapped");
 	}
 	free_run(&r);
+}
+
+/*
+ * python3 ctypes, both modes (issue 31): CDLL(None) is dlopen(NULL), no
+ * event; libbpf loaded twice (its first load maps libelf and libz too) is one
+ * DLOPEN named as passed; closed twice, one DLCLOSE, at the unload.
+ */
+static void test_follow_python_ctypes(void **state)
+{
+	static struct follow_run r;
+	char py[PATH_MAX];
+	char *args[] = {py, "-c",
+			"import ctypes, _ctypes\n"
+			"ctypes.CDLL(None)\n"
+			"a = ctypes.CDLL('libbpf.so.1'); b = ctypes.CDLL('libbpf.so.1')\n"
+			"_ctypes.dlclose(b._handle); _ctypes.dlclose(a._handle)\n",
+			NULL};
+	char *opts[] = {NULL, NULL};
+	int mode, i, nopen;
+
+	(void)state;
+	tl_require_root();
+	need_python3(py, sizeof(py));
+	for (mode = 0; mode < 2; mode++) {
+		opts[0] = mode ? "--no-stop" : NULL;
+		run_follow_opts(&r, opts, args, 3 * tl.timeout_ms);
+		for (i = nopen = 0; i < r.nev; i++) {
+			if (!strcmp(r.ev[i].name, "DLOPEN") && !r.ev[i].details[0]) {
+				dump_run(&r);
+				fail_msg("%s: a DLOPEN with no name", mode ? "--no-stop" : "stop");
+			}
+			/* the one after it, in the same process, is the DLCLOSE of libbpf */
+			if (!strcmp(r.ev[i].name, "DLOPEN") &&
+			    !strcmp(r.ev[i].details, "libbpf.so.1") && nopen++ == 0 &&
+			    (i + 1 >= r.nev || strcmp(r.ev[i + 1].name, "DLCLOSE") ||
+			     !strstr(r.ev[i + 1].details, "libbpf.so.1"))) {
+				dump_run(&r);
+				fail_msg("%s: the next event is not the DLCLOSE of libbpf",
+					 mode ? "--no-stop" : "stop");
+			}
+		}
+		if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) || nopen != 1 ||
+		    count_events(&r, 0, "DLOPEN", "libbpf") != 1 ||
+		    count_events(&r, 0, "DLCLOSE", "libbpf") != 1 ||
+		    count_events(&r, 0, "DLOPEN", "ld-linux")) {
+			dump_run(&r);
+			fail_msg("%s: expected exit 0, one DLOPEN \"libbpf.so.1\", one DLCLOSE of "
+				 "it, nothing for CDLL(None)",
+				 mode ? "--no-stop" : "stop");
+		}
+		free_run(&r);
+	}
 }
 
 /* The bundled demo: exit 0 and every lifecycle event. */
@@ -1316,6 +1369,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		TL_TEST(test_follow_bash_tree),
 		TL_TEST(test_follow_tnfdemo),
+		TL_TEST(test_follow_python_ctypes),
 		TL_TEST(test_follow_no_stop_releases_nothing),
 		TL_TEST(test_follow_under_another_tracer),
 		TL_TEST(test_follow_cannot_run_no_event),

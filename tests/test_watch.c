@@ -736,6 +736,58 @@ static void test_dlopen_dlclose(void **state)
 	w_close(w);
 }
 
+/*
+ * The rule, as in the stopping mode (test_events' test_dlopen_rule_sequence):
+ * dlopen(NULL), libbpf twice (its first brings libelf and libz), libc (loaded
+ * already), four dlcloses: one DLOPEN "libbpf.so.1", one DLCLOSE at the
+ * unload (the third dlclose), and the EXIT.
+ */
+static void test_dlopen_rule_sequence(void **state)
+{
+	static const char *const cmds[] = {
+		"dlopen NULL",
+		"dlopen libbpf.so.1",
+		"dlopen libbpf.so.1",
+		"dlopen libc.so.6",
+		"dlclose",
+		"dlclose",
+		"dlclose",
+		"dlclose",
+	};
+	tnfctl_watch_t *w;
+	struct tl_proc *p;
+	struct wevs ev;
+	size_t i;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 0);
+	assert_int_equal(tnfctl_watch_open(p->pid, TNFCTL_WATCH_DL, &w), TNFCTL_ERR_NONE);
+	w_track(w);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		tl_send(p, "%s", cmds[i]);
+		tl_expect(p, i < 4 ? "dlopen ok" : "dlclose 0");
+		/* the unload is the third dlclose: libbpf is mapped until then */
+		if (i == 5 && !tl_maps_has(p->pid, "libbpf.so"))
+			fail_msg("libbpf unloaded before its last dlclose");
+	}
+	if (tl_maps_has(p->pid, "libbpf.so"))
+		fail_msg("libbpf still mapped after its last dlclose");
+	tl_send(p, "exit 6");
+	collect(w, &ev);
+	assert_int_equal(WEXITSTATUS(tl_reap(p->pid)), 6);
+	expect_counts(&ev, 0, 0, 1, 2);
+	assert_int_equal(ev.v[0].kind, TNFCTL_WATCH_DLOPEN);
+	assert_string_equal(ev.v[0].path, "libbpf.so.1");
+	assert_int_equal(ev.v[1].kind, TNFCTL_WATCH_DLCLOSE);
+	if (!strstr(ev.v[1].path, "libbpf.so.1"))
+		fail_msg("DLCLOSE path \"%s\" does not name libbpf.so.1", ev.v[1].path);
+	assert_int_equal(ev.v[2].kind, TNFCTL_WATCH_EXIT);
+	assert_int_equal(ev.v[2].status, 6);
+	free(ev.v);
+	w_close(w);
+}
+
 /* dlmopen(LM_ID_NEWLM) is reported as DLOPEN, its dlclose as DLCLOSE (issue 13). */
 static void test_dlmopen_dlclose(void **state)
 {
@@ -1559,6 +1611,7 @@ int main(int argc, char **argv)
 		W_TEST(test_threads_fork),
 		W_TEST(test_exec_from_thread),
 		W_TEST(test_dlopen_dlclose),
+		W_TEST(test_dlopen_rule_sequence),
 		W_TEST(test_dlmopen_dlclose),
 		W_TEST(test_no_dl_without_flag),
 		W_TEST(test_descendants_at_open),

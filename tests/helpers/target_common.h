@@ -23,7 +23,7 @@
  *   unsetenv NAME        -> "unsetenv NAME" (e.g. LD_PRELOAD before an exec)
  *   execself             -> exec this program again with the same fds
  *   thread_execself      -> the same, from a new (non-leader) thread
- *   dlopen LIB           -> "dlopen ok" / "dlopen fail <why>"
+ *   dlopen LIB           -> "dlopen ok" / "dlopen fail <why>" (LIB NULL: dlopen(NULL))
  *   dlclose              -> "dlclose <rc>"
  *   dlmopen LIB          -> dlmopen(LM_ID_NEWLM): "dlmopen ok" / "dlmopen fail <why>"
  *   mtdlclose N [SEED]   -> N threads dlclose the last N handles at once (a
@@ -456,7 +456,7 @@ static void tgt_command(char *line)
 				pause();
 #ifndef TGT_NO_DL
 	} else if (!strcmp(line, "dlopen")) {
-		void *h = dlopen(arg, RTLD_NOW | RTLD_LOCAL);
+		void *h = dlopen(strcmp(arg, "NULL") ? arg : NULL, RTLD_NOW | RTLD_LOCAL);
 
 		if (h && tgt_ndl < 32) {
 			tgt_dl[tgt_ndl++] = h;
