@@ -327,9 +327,17 @@ tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *
  *                  Its probes already exist (new ids) and the create
  *                  callback (tnfctl_register_funcs) has run for each; probes
  *                  of a removed object are now TNFCTL_ERR_INVALIDPROBE.
- *                  A successful dlopen of an object already loaded (or a
- *                  dlclose that unloads nothing) changes no link map; as on
- *                  Solaris it is still reported, at the return of the call.
+ *                  One DLOPEN per dlopen() call that added objects, however
+ *                  many dependencies it brought, at rtld's RT_CONSISTENT
+ *                  after RT_ADD (mapped, not yet relocated); one DLCLOSE per
+ *                  dlclose() that removed objects (the last reference's),
+ *                  after they are unmapped.  No event for dlopen(NULL), a
+ *                  dlopen of an object already loaded (RTLD_NOLOAD too), a
+ *                  dlclose that only drops a reference, or a failed dlopen
+ *                  whose objects were removed before the map was consistent
+ *                  (a missing dependency); one that fails later (a symbol
+ *                  not found at relocation) is a DLOPEN then a DLCLOSE.
+ *                  The watch (TNFCTL_WATCH_DL) follows the same rule.
  *                  (Linux) Objects of every link-map namespace count:
  *                  dlmopen() is reported as dlopen(), and the probes of an
  *                  object in another namespace are listed with the others.
@@ -899,9 +907,10 @@ typedef struct tnfctl_event_info {
 	pid_t child_pid;      /* FORK: the new process */
 	int exit_status;      /* EXIT: the status passed to exit (0-255) */
 	int term_signal;      /* TARGGONE: the signal that ended it, else 0 */
-	char path[4096];      /* EXEC: new program; DLOPEN/DLCLOSE: the name passed to
-				 dlopen (the object's name for dlclose), "" if unknown;
-				 whole (as in struct tnfctl_event_data) */
+	char path[4096];      /* EXEC: new program; DLOPEN: the name passed to dlopen;
+				 DLCLOSE: the object's link-map name (l_name: the dlopen
+				 name if it held a '/', else the path rtld found);
+				 "" if unknown; whole (as in struct tnfctl_event_data) */
 } tnfctl_event_info_t;
 
 /*
@@ -1227,13 +1236,15 @@ tnfctl_errcode_t tnfctl_event_exec_get(tnfctl_handle_t *hndl, struct tnfctl_exec
 
 /*
  * Flags of tnfctl_watch_open() and tnfctl_watch_exec().  TNFCTL_WATCH_DL
- * probes dlopen/dlmopen/dlclose in each libc the tree maps (seen at open and at each
- * EXEC: a process with a libc not seen before may dlopen unseen until then);
- * the engine attaches those probes once per libc for all its watches and
+ * probes dlopen/dlmopen/dlclose in each libc the tree maps, and rtld's
+ * _dl_debug_state in each ld.so (which tells whether a call changed the link
+ * map), seen at open and at each EXEC (a process with a libc not seen before
+ * may dlopen unseen until then);
+ * the engine attaches those probes once per file for all its watches and
  * keeps them until it ends, so only the first watch of an engine pays for
  * the attach (tenths of a second where many processes map that libc).
  */
-#define TNFCTL_WATCH_DL 0x1u /* also report dlopen() and dlclose() calls */
+#define TNFCTL_WATCH_DL 0x1u /* also report dlopen() and dlclose() (link-map changes) */
 /*
  * tnfctl_watch_exec() only: the command stays in the caller's process group
  * (its job) instead of a group of its own, as TNFCTL_OPEN_FOREGROUND does
@@ -1248,8 +1259,9 @@ typedef enum {
 	TNFCTL_WATCH_EXEC,     /* @pid exec'd @path (argv[0] @argv0), from thread @tid;
 				  every argument and the cwd: tnfctl_watch_event_exec() */
 	TNFCTL_WATCH_EXIT,     /* @pid ended: @exit_status, or @term_signal */
-	TNFCTL_WATCH_DLOPEN,   /* a dlopen(@path) of @pid succeeded */
-	TNFCTL_WATCH_DLCLOSE,  /* a dlclose() of @path in @pid succeeded */
+	TNFCTL_WATCH_DLOPEN,   /* a dlopen(@path) of @pid added objects (the rule of
+				  tnfctl_continue's DLOPEN/DLCLOSE) */
+	TNFCTL_WATCH_DLCLOSE,  /* a dlclose() in @pid removed the object @path */
 	TNFCTL_WATCH_LOST,     /* records were lost: @lost, @untracked */
 	TNFCTL_WATCH_END,      /* every process of the tree has ended; nothing follows */
 	TNFCTL_WATCH_EXEC_FAILED /* an execve(@path) of @pid failed: tnfctl_watch_event_exec() */
@@ -1275,8 +1287,8 @@ typedef struct tnfctl_watch_event {
 	uint64_t lost;	    /* LOST: records the ring buffer had no room for, since the last LOST */
 	uint64_t untracked; /* LOST: children not watched (tracked map full), since the last */
 	char path[4096]; /* EXEC, EXEC_FAILED: filename given to execve; DLOPEN: the name given to
-			    dlopen; DLCLOSE: the object's name; "" otherwise; whole (as in
-			    struct tnfctl_watch_data) */
+			    dlopen; DLCLOSE: the object's link-map name; "" otherwise; whole
+			    (as in struct tnfctl_watch_data) */
 	char argv0[256]; /* EXEC, EXEC_FAILED: argv[0], cut at 255 bytes (whole in
 			    struct tnfctl_watch_data) */
 } tnfctl_watch_event_t;
