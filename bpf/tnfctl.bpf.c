@@ -185,6 +185,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		r->flags |= TNF_RF_VFORK;
 	if (flags & TNF_F_FOLLOW) {
 		cst.r_state_addr = st->r_state_addr;
+		cst.lm_tail = st->lm_tail; /* the same image */
 		cst.start_ticks = start_ticks(child);
 		if (bpf_map_update_elem(&tracked, &ctgid, &cst, BPF_ANY) == 0)
 			r->flags |= TNF_RF_CHILD_TRACKED;
@@ -209,6 +210,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		return 0;
 	st->rtld_pending = 0;
 	st->r_state_addr = 0;
+	st->lm_tail = 0;
 	r = rec_begin(TNF_REC_EXEC, tgid, p->pid);
 	if (!r)
 		return 0;
@@ -391,6 +393,46 @@ static int rtld_state(u64 r_state_addr)
 	return 0;
 }
 
+/*
+ * The last object of the link map of @rd (struct r_debug: r_map at 8;
+ * struct link_map: l_next at 24), 0 if it is empty or longer than
+ * TNF_LM_WALK_MAX objects: the verifier walks each step (17 insns) through
+ * every exit, and a bigger bound costs each engine start (4096: 70k insns).
+ */
+static __always_inline u64 lm_tail(u64 rd)
+{
+	u64 lm = 0, next = 0;
+	int i;
+
+	if (bpf_probe_read_user(&lm, sizeof(lm), (void *)(rd + 8)))
+		return 0;
+	for (i = 0; i < TNF_LM_WALK_MAX && lm; i++) {
+		if (bpf_probe_read_user(&next, sizeof(next), (void *)(lm + 24)))
+			return 0;
+		if (!next)
+			return lm;
+		lm = next;
+	}
+	return 0;
+}
+
+/*
+ * An object libc loaded itself (NSS, iconv): no dlopen name, so the first
+ * object added, by its link-map name: the one after the tail of the last
+ * consistent map (@tail; struct link_map: l_name at 8, l_next at 24).  Not
+ * the tail seen at RT_ADD: glibc 2.35+ links the object before its RT_ADD,
+ * older ones after.
+ */
+static __always_inline void next_name(u64 tail, struct tnf_rec *r)
+{
+	u64 lm = 0, name = 0;
+
+	if (!tail || bpf_probe_read_user(&lm, sizeof(lm), (void *)(tail + 24)) || !lm ||
+	    bpf_probe_read_user(&name, sizeof(name), (void *)(lm + 8)) || !name)
+		return;
+	rec_path(r, (void *)name, true);
+}
+
 SEC("uprobe")
 int BPF_KPROBE(on_dl_debug_state)
 {
@@ -400,6 +442,7 @@ int BPF_KPROBE(on_dl_debug_state)
 	struct tnf_dl_arg *a;
 	struct tnf_rec *r;
 	int state = -1;
+	u64 tail;
 
 	st = tracked_current();
 	if (!st || !st->r_state_addr)
@@ -412,6 +455,8 @@ int BPF_KPROBE(on_dl_debug_state)
 	}
 	if (state != 0)
 		return 0;
+	tail = st->lm_tail;
+	st->lm_tail = lm_tail(st->r_state_addr - 24);
 	if (st->flags & TNF_F_STOP_SYNC) {
 		kind = TNF_REC_SYNC;
 		st->flags &= ~TNF_F_STOP_SYNC;
@@ -432,6 +477,8 @@ int BPF_KPROBE(on_dl_debug_state)
 			a->uptr = 0;
 		}
 		rec_path(r, a->path, false);
+	} else if (kind == TNF_REC_DLOPEN) {
+		next_name(tail, r);
 	}
 	if (stop_current())
 		r->flags |= TNF_RF_STOPPED;

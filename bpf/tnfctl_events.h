@@ -5,6 +5,8 @@
 
 /* A path, NUL included: the kernel's PATH_MAX, so no name it accepts is cut. */
 #define TNF_PATH_MAX	4096
+/* Objects a link map may hold for a DLOPEN by libc itself to be named (else ""). */
+#define TNF_LM_WALK_MAX 256
 /* Link-map namespaces rtld can have (glibc's DL_NNS). */
 #define TNF_RTLD_MAX_NS 16
 
@@ -49,6 +51,7 @@ struct tnf_tgid_state {
 	unsigned int rtld_pending;	 /* 1: RT_ADD seen, 2: RT_DELETE seen */
 	unsigned long long r_state_addr; /* &_r_debug.r_state in the target */
 	unsigned long long start_ticks;
+	unsigned long long lm_tail; /* last object of the base link map at the last RT_CONSISTENT */
 };
 
 #define TNF_NSEC_PER_TICK 10000000ULL /* USER_HZ is 100 on every Linux ABI */

@@ -299,13 +299,15 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	u32 ptgid = parent->tgid, ctgid = child->tgid;
 	struct emit_ctx c = {.src = SRC_CTX};
-	struct tnf_watch_proc cst;
+	struct tnf_watch_proc cst, *pp;
 	u64 mask;
 
 	if (ptgid == ctgid || !(mask = slots_of(ptgid)))
 		return 0; /* a new thread, or not ours */
 	/* Before the child can run: it cannot do anything unseen. */
 	cst.mask = mask;
+	pp = bpf_map_lookup_elem(&tracked, &ptgid);
+	cst.lm_tail = pp ? pp->lm_tail : 0; /* the same image */
 	if (bpf_map_update_elem(&tracked, &ctgid, &cst, BPF_ANY))
 		for_slots(mask, ctgid, OP_LOST_UNTRACKED);
 	else
@@ -458,9 +460,13 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	struct tnf_wexec_buf *b;
 	unsigned long start, end;
 	u64 mask = slots_of(tgid), secure = 0;
+	struct tnf_watch_proc *tp;
 
 	if (!mask)
 		return 0;
+	tp = bpf_map_lookup_elem(&tracked, &tgid);
+	if (tp)
+		tp->lm_tail = 0; /* a new image */
 	/* A caller without CAP_SYS_PTRACE could not trace a setuid image. */
 	if (BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec)) {
 		bpf_loop(TNF_WATCH_SLOTS, secure_slot, &secure, 0);
@@ -708,6 +714,7 @@ static __always_inline int save_dl_arg(const void *user_str, bool at_rtld)
 	a->path[0] = '\0';
 	a->uptr = at_rtld ? (u64)user_str : 0;
 	a->pending = 0;
+	a->internal = 0;
 	if (user_str && !at_rtld)
 		bpf_probe_read_user_str(a->path, sizeof(a->path), user_str);
 	bpf_map_update_elem(&dl_args, &tid, a, BPF_ANY);
@@ -747,7 +754,7 @@ int BPF_KPROBE(on_dlclose, void *handle)
  * RT_CONSISTENT (as bpf/tnfctl.bpf.c reads it): struct r_debug_extended,
  * r_state at 24, r_next at 40 once r_version is 2 (glibc 2.35+).
  */
-static __always_inline int rtld_state(u64 r_state_addr)
+static __always_inline int rtld_state(u64 r_state_addr, u64 *nsrd)
 {
 	u64 rd = r_state_addr - 24;
 	int version = 0, state = -1, i;
@@ -757,12 +764,49 @@ static __always_inline int rtld_state(u64 r_state_addr)
 	for (i = 0; i < 16 && rd; i++) {
 		if (bpf_probe_read_user(&state, sizeof(state), (void *)(rd + 24)))
 			return -1;
+		*nsrd = rd;
 		if (state != 0 || version < 2)
 			return state;
 		if (bpf_probe_read_user(&rd, sizeof(rd), (void *)(rd + 40)))
 			return -1;
 	}
 	return 0;
+}
+
+/* The last object of the link map of @rd, 0 if empty or too long (as bpf/tnfctl.bpf.c). */
+static __always_inline u64 lm_tail(u64 rd)
+{
+	u64 lm = 0, next = 0;
+	int i;
+
+	if (bpf_probe_read_user(&lm, sizeof(lm), (void *)(rd + 8)))
+		return 0;
+	for (i = 0; i < TNF_LM_WALK_MAX && lm; i++) {
+		if (bpf_probe_read_user(&next, sizeof(next), (void *)(lm + 24)))
+			return 0;
+		if (!next)
+			return lm;
+		lm = next;
+	}
+	return 0;
+}
+
+/*
+ * rtld's start-up (no DLOPEN, as in the stopping mode): until it is done,
+ * ld.so's own map is second in the chain, after the executable's; never
+ * after (the vDSO and the start-up objects come before it).  struct
+ * r_debug: r_map at 8, r_ldbase at 32; struct link_map: l_addr at 0.
+ */
+static __always_inline bool rtld_starting(u64 rd)
+{
+	u64 lm = 0, base = 0, ldbase = 0;
+
+	if (bpf_probe_read_user(&lm, sizeof(lm), (void *)(rd + 8)) || !lm ||
+	    bpf_probe_read_user(&ldbase, sizeof(ldbase), (void *)(rd + 32)) ||
+	    bpf_probe_read_user(&lm, sizeof(lm), (void *)(lm + 24)) || !lm ||
+	    bpf_probe_read_user(&base, sizeof(base), (void *)lm))
+		return false;
+	return base == ldbase;
 }
 
 /*
@@ -773,7 +817,10 @@ static __always_inline int rtld_state(u64 r_state_addr)
  * RT_CONSISTENT that follows an RT_ADD (DLOPEN) or RT_DELETE (DLCLOSE),
  * nothing for objects removed before the map was consistent again (a
  * failed dlopen).  The cookie is &_r_debug.r_state - &_dl_debug_state in
- * this ld.so (watch_tree.c), so no per-process address is needed.
+ * this ld.so (watch_tree.c), so no per-process address is needed.  A change
+ * with no dlopen/dlclose call (libc loading NSS or iconv modules) is
+ * reported too, as in the stopping mode, a DLOPEN named by the first object
+ * it added: the one after the tail of the last consistent map.
  */
 SEC("uprobe")
 int BPF_KPROBE(on_dl_debug_state)
@@ -784,19 +831,46 @@ int BPF_KPROBE(on_dl_debug_state)
 	struct emit_ctx ec = {.src = SRC_STR};
 	struct tnf_watch_dl *a;
 	struct tnf_wrec_str *r;
+	u64 r_state = PT_REGS_IP(ctx) + bpf_get_attach_cookie(ctx);
+	u64 rd = 0, lm = 0, name = 0, tail = 0;
+	struct tnf_watch_proc *tp;
 	int state;
 	long n;
 
-	a = bpf_map_lookup_elem(&dl_args, &tid);
-	if (!a)
+	tp = bpf_map_lookup_elem(&tracked, &tgid);
+	if (!tp || !(tp->mask & active & dl_mask))
 		return 0;
-	state = rtld_state(PT_REGS_IP(ctx) + bpf_get_attach_cookie(ctx));
+	a = bpf_map_lookup_elem(&dl_args, &tid);
+	state = rtld_state(r_state, &rd);
+	if (state == 0) {
+		tail = tp->lm_tail;
+		tp->lm_tail = lm_tail(r_state - 24);
+	}
+	if (!a) {
+		if ((state != 1 && state != 2) || rtld_starting(rd))
+			return 0;
+		/* libc's own load or unload: an entry until its RT_CONSISTENT */
+		a = bpf_map_lookup_elem(&scratch, &zero);
+		if (!a)
+			return 0;
+		a->path[0] = '\0';
+		a->uptr = 0;
+		a->pending = 0;
+		a->internal = 1;
+		bpf_map_update_elem(&dl_args, &tid, a, BPF_ANY);
+		a = bpf_map_lookup_elem(&dl_args, &tid);
+		if (!a)
+			return 0;
+	}
 	if (state == 1 || state == 2) { /* RT_ADD, RT_DELETE */
 		a->pending = state == 2 && a->pending == 1 ? 0 : state;
 		return 0;
 	}
-	if (state != 0 || !a->pending)
+	if (state != 0 || !a->pending) {
+		if (a->internal && state == 0)
+			bpf_map_delete_elem(&dl_args, &tid);
 		return 0;
+	}
 	mask = slots_of(tgid) & dl_mask;
 	r = bpf_map_lookup_elem(&str_scratch, &zero);
 	if (!mask || !r)
@@ -804,6 +878,11 @@ int BPF_KPROBE(on_dl_debug_state)
 	if (a->uptr) {
 		bpf_probe_read_user_str(a->path, sizeof(a->path), (void *)a->uptr);
 		a->uptr = 0;
+	} else if (a->internal && a->pending == 1 && tail) {
+		/* the first object added, as bpf/tnfctl.bpf.c's next_name() */
+		if (!bpf_probe_read_user(&lm, sizeof(lm), (void *)(tail + 24)) && lm &&
+		    !bpf_probe_read_user(&name, sizeof(name), (void *)(lm + 8)) && name)
+			bpf_probe_read_user_str(a->path, sizeof(a->path), (void *)name);
 	}
 	cur = (struct task_struct *)bpf_get_current_task();
 	r->h.time_ns = bpf_ktime_get_ns();
@@ -821,6 +900,8 @@ int BPF_KPROBE(on_dl_debug_state)
 	r->path_len = n;
 	r->pad = 0;
 	a->pending = 0;
+	if (a->internal)
+		bpf_map_delete_elem(&dl_args, &tid);
 	ec.mask = mask;
 	emit(&ec);
 	return 0;

@@ -10,6 +10,8 @@
 
 /* A path, NUL included: the kernel's PATH_MAX, so no name it accepts is cut. */
 #define TNF_WATCH_PATH_MAX 4096
+/* Objects a link map may hold for a DLOPEN by libc itself to be named (else ""). */
+#define TNF_LM_WALK_MAX	   256
 
 /* Record kinds in the ring buffer. */
 enum tnf_wrec_kind {
@@ -45,6 +47,7 @@ enum tnf_wlost {
 /* Value of the tracked map (key: tgid): the watches whose tree holds it. */
 struct tnf_watch_proc {
 	unsigned long long mask;
+	unsigned long long lm_tail; /* last object of its base link map at the last RT_CONSISTENT */
 };
 
 /* A slot's settings, written by the engine before the slot opens. */
@@ -134,7 +137,7 @@ struct tnf_watch_dl {
 	char path[TNF_WATCH_PATH_MAX];
 	unsigned long long uptr; /* dlopen: the name's address, read at RT_CONSISTENT */
 	unsigned int pending;	 /* rtld's RT_ADD (1) or RT_DELETE (2) seen in this call */
-	unsigned int pad;
+	unsigned int internal;	 /* no dlopen/dlclose call: libc's own (NSS, iconv) */
 };
 
 /* In/out of the add_proc task iterator (user space adds existing processes). */

@@ -429,6 +429,44 @@ static void test_dlopen_rule_sequence(void **state)
 	tl_close(h, TNFCTL_TARG_DEFAULT);
 }
 
+/*
+ * An object libc loads itself (iconv_open's gconv module, as NSS modules):
+ * a link-map change with no dlopen call, a DLOPEN named by the object added
+ * (the watch says the same: test_watch's test_dlopen_by_libc).
+ */
+static void test_dlopen_by_libc(void **state)
+{
+	tnfctl_event_info_t info;
+	tnfctl_event_t evt;
+	struct tl_proc *p;
+	tnfctl_handle_t *h;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 1);
+	h = tl_pid_open(p->pid);
+	/* its first RT_CONSISTENT seen: the map's tail is known from there */
+	tl_send(p, "dlopen libz.so.1");
+	tl_expect_event(h, NULL, TNFCTL_EVENT_DLOPEN);
+	tl_send(p, "iconv EBCDIC-US");
+	tl_send(p, "exit 0");
+	tl_assert_err(tnfctl_continue(h, &evt, NULL), TNFCTL_ERR_NONE);
+	if (evt != TNFCTL_EVENT_DLOPEN) {
+		tl_expect(p, "dlopen ok");
+		tl_expect(p, "iconv fail");
+		print_message("skipped: iconv_open(EBCDIC-US) fails, no gconv module\n");
+		tl_close(h, TNFCTL_TARG_DEFAULT);
+		skip();
+	}
+	tl_info(h, &info);
+	if (!strstr(info.path, "/EBCDIC-US.so"))
+		fail_msg("DLOPEN path \"%s\" is not the gconv module EBCDIC-US.so", info.path);
+	tl_expect_event(h, NULL, TNFCTL_EVENT_EXIT);
+	tl_expect(p, "dlopen ok");
+	tl_expect(p, "iconv ok");
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+}
+
 /* A dlopen of the demo plugin on an exec_open'd target; the plugin's path is reported. */
 static void test_dlopen_event_full_path(void **state)
 {
@@ -469,6 +507,7 @@ int main(void)
 		TL_TEST(test_dlopen_dlclose_events),
 		TL_TEST(test_dlopen_event_full_path),
 		TL_TEST(test_dlopen_rule_sequence),
+		TL_TEST(test_dlopen_by_libc),
 		TL_FINAL_TEST,
 	};
 

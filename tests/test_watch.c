@@ -788,6 +788,47 @@ static void test_dlopen_rule_sequence(void **state)
 	w_close(w);
 }
 
+/*
+ * An object libc loads itself (iconv_open's gconv module): a DLOPEN named by
+ * the object, as in the stopping mode (test_events' test_dlopen_by_libc).
+ */
+static void test_dlopen_by_libc(void **state)
+{
+	tnfctl_watch_t *w;
+	struct tl_proc *p;
+	struct wevs ev;
+	char line[256];
+	const char *l;
+
+	(void)state;
+	tl_require_root();
+	p = tl_start_target(tl.target, 0);
+	assert_int_equal(tnfctl_watch_open(p->pid, TNFCTL_WATCH_DL, &w), TNFCTL_ERR_NONE);
+	w_track(w);
+	/* its first RT_CONSISTENT seen: the map's tail is known from there */
+	tl_send(p, "dlopen libz.so.1");
+	tl_expect(p, "dlopen ok");
+	tl_send(p, "iconv EBCDIC-US");
+	l = tl_read_line(p, tl.timeout_ms);
+	snprintf(line, sizeof(line), "%s", l ? l : "(no reply)");
+	tl_send(p, "exit 0");
+	collect(w, &ev);
+	tl_reap(p->pid);
+	if (strcmp(line, "iconv ok")) {
+		print_message("skipped: iconv_open(EBCDIC-US): %s\n", line);
+		free(ev.v);
+		w_close(w);
+		skip();
+	}
+	expect_counts(&ev, 0, 0, 1, 2);
+	assert_string_equal(ev.v[0].path, "libz.so.1");
+	assert_int_equal(ev.v[1].kind, TNFCTL_WATCH_DLOPEN);
+	if (!strstr(ev.v[1].path, "/EBCDIC-US.so"))
+		fail_msg("DLOPEN path \"%s\" is not the gconv module EBCDIC-US.so", ev.v[1].path);
+	free(ev.v);
+	w_close(w);
+}
+
 /* dlmopen(LM_ID_NEWLM) is reported as DLOPEN, its dlclose as DLCLOSE (issue 13). */
 static void test_dlmopen_dlclose(void **state)
 {
@@ -1612,6 +1653,7 @@ int main(int argc, char **argv)
 		W_TEST(test_exec_from_thread),
 		W_TEST(test_dlopen_dlclose),
 		W_TEST(test_dlopen_rule_sequence),
+		W_TEST(test_dlopen_by_libc),
 		W_TEST(test_dlmopen_dlclose),
 		W_TEST(test_no_dl_without_flag),
 		W_TEST(test_descendants_at_open),

@@ -337,6 +337,10 @@ tnfctl_errcode_t tnfctl_exec_open(const char *pgmname, char *const *argv, char *
  *                  whose objects were removed before the map was consistent
  *                  (a missing dependency); one that fails later (a symbol
  *                  not found at relocation) is a DLOPEN then a DLCLOSE.
+ *                  An object libc loads by itself (NSS, iconv modules) is a
+ *                  DLOPEN too, named by its link-map name ("" if the link
+ *                  map was never seen consistent since the open, or holds
+ *                  more than 256 objects).
  *                  The watch (TNFCTL_WATCH_DL) follows the same rule.
  *                  (Linux) Objects of every link-map namespace count:
  *                  dlmopen() is reported as dlopen(), and the probes of an

@@ -1215,11 +1215,8 @@ static void report(struct target *t)
 			rep.uargv = e->rec.uargv;
 			break;
 		case TNF_REC_DLOPEN:
+			/* A load by libc itself is named in BPF (as the watch does), or "". */
 			rep.event = TNFCTL_EVENT_DLOPEN;
-			/* A dlopen from inside libc: name the object it added. */
-			if (!rep.path[0] && !t->dead && t->r_state_addr)
-				tnf_rtld_last_object(live_tid(t), t->r_state_addr, rep.path,
-						     sizeof(rep.path));
 			break;
 		default:
 			rep.event = TNFCTL_EVENT_DLCLOSE;

@@ -26,6 +26,8 @@
  *   dlopen LIB           -> "dlopen ok" / "dlopen fail <why>" (LIB NULL: dlopen(NULL))
  *   dlclose              -> "dlclose <rc>"
  *   dlmopen LIB          -> dlmopen(LM_ID_NEWLM): "dlmopen ok" / "dlmopen fail <why>"
+ *   iconv CHARSET        -> iconv_open(CHARSET, "UTF-8"), which makes libc load
+ *                           a gconv module itself: "iconv ok" / "iconv fail <errno>"
  *   mtdlclose N [SEED]   -> N threads dlclose the last N handles at once (a
  *                           barrier first; with SEED, each spins a pseudo-random
  *                           while after it): "mtdlclosed <sum of the rcs>"
@@ -62,6 +64,7 @@
 #include <unistd.h>
 #ifndef TGT_NO_DL
 #include <dlfcn.h>
+#include <iconv.h>
 #endif
 
 extern char **environ;
@@ -478,6 +481,13 @@ static void tgt_command(char *line)
 		} else {
 			tgt_reply("dlmopen fail %s", dlerror());
 		}
+	} else if (!strcmp(line, "iconv")) {
+		iconv_t cd = iconv_open(arg, "UTF-8");
+
+		if (cd == (iconv_t)-1)
+			tgt_reply("iconv fail %d", errno);
+		else
+			tgt_reply("iconv ok");
 	} else if (!strcmp(line, "mtdlclose")) {
 		char *s = strchr(arg, ' ');
 
