@@ -89,7 +89,7 @@ $(B)/%.o: %.c | $(B)/tnfctl.skel.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
 
-$(B)/tnfctl.bpf.o: bpf/tnfctl.bpf.c bpf/tnfctl_events.h vmlinux/$(ARCH)/vmlinux.h
+$(B)/tnfctl.bpf.o: bpf/tnfctl.bpf.c bpf/tnfctl_events.h bpf/rtld.bpf.h vmlinux/$(ARCH)/vmlinux.h
 	@mkdir -p $(B)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		-Ivmlinux/$(ARCH) -Ibpf -c $< -o $@
@@ -98,7 +98,7 @@ $(B)/tnfctl.skel.h: $(B)/tnfctl.bpf.o
 	$(BPFTOOL) gen skeleton $< name tnfctl_bpf > $@.tmp && mv $@.tmp $@
 
 # Passive tree watching (watch.c): its own object and skeleton.
-$(B)/watch.bpf.o: bpf/watch.bpf.c bpf/watch_events.h vmlinux/$(ARCH)/vmlinux.h
+$(B)/watch.bpf.o: bpf/watch.bpf.c bpf/watch_events.h bpf/rtld.bpf.h vmlinux/$(ARCH)/vmlinux.h
 	@mkdir -p $(B)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		-Ivmlinux/$(ARCH) -Ibpf -c $< -o $@

@@ -15,6 +15,9 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "tnfctl_events.h"
+#include "rtld.bpf.h"
+
+_Static_assert(TNF_RTLD_NS_MAX == TNF_RTLD_MAX_NS, "one namespace bound");
 
 #define SIGSTOP 19
 
@@ -369,54 +372,6 @@ int BPF_KPROBE(on_dlclose, void *handle)
 }
 
 /*
- * r_state of the namespace rtld is changing, or 0 when every one is
- * RT_CONSISTENT.  glibc 2.35+ keeps one struct r_debug per link-map
- * namespace (dlmopen), chained from the base one by r_next (offset 40)
- * once r_version is 2; rtld changes one namespace at a time (under its load
- * lock), so the first state that is not RT_CONSISTENT is the one.
- */
-static int rtld_state(u64 r_state_addr)
-{
-	u64 rd = r_state_addr - 24;
-	int version = 0, state = -1, i;
-
-	if (bpf_probe_read_user(&version, sizeof(version), (void *)rd))
-		return -1;
-	for (i = 0; i < TNF_RTLD_MAX_NS && rd; i++) {
-		if (bpf_probe_read_user(&state, sizeof(state), (void *)(rd + 24)))
-			return -1;
-		if (state != 0 || version < 2)
-			return state;
-		if (bpf_probe_read_user(&rd, sizeof(rd), (void *)(rd + 40)))
-			return -1;
-	}
-	return 0;
-}
-
-/*
- * The last object of the link map of @rd (struct r_debug: r_map at 8;
- * struct link_map: l_next at 24), 0 if it is empty or longer than
- * TNF_LM_WALK_MAX objects: the verifier walks each step (17 insns) through
- * every exit, and a bigger bound costs each engine start (4096: 70k insns).
- */
-static __always_inline u64 lm_tail(u64 rd)
-{
-	u64 lm = 0, next = 0;
-	int i;
-
-	if (bpf_probe_read_user(&lm, sizeof(lm), (void *)(rd + 8)))
-		return 0;
-	for (i = 0; i < TNF_LM_WALK_MAX && lm; i++) {
-		if (bpf_probe_read_user(&next, sizeof(next), (void *)(lm + 24)))
-			return 0;
-		if (!next)
-			return lm;
-		lm = next;
-	}
-	return 0;
-}
-
-/*
  * An object libc loaded itself (NSS, iconv): no dlopen name, so the first
  * object added, by its link-map name: the one after the tail of the last
  * consistent map (@tail; struct link_map: l_name at 8, l_next at 24).  Not
@@ -447,7 +402,7 @@ int BPF_KPROBE(on_dl_debug_state)
 	st = tracked_current();
 	if (!st || !st->r_state_addr)
 		return 0;
-	state = rtld_state(st->r_state_addr);
+	state = rtld_state(st->r_state_addr, NULL);
 	if (state == 1 || state == 2) { /* RT_ADD, RT_DELETE */
 		/* Removed before the map was consistent (a failed dlopen): no change. */
 		st->rtld_pending = state == 2 && st->rtld_pending == 1 ? 0 : state;

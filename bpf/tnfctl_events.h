@@ -5,8 +5,6 @@
 
 /* A path, NUL included: the kernel's PATH_MAX, so no name it accepts is cut. */
 #define TNF_PATH_MAX	4096
-/* Objects a link map may hold for a DLOPEN by libc itself to be named (else ""). */
-#define TNF_LM_WALK_MAX 256
 /* Link-map namespaces rtld can have (glibc's DL_NNS). */
 #define TNF_RTLD_MAX_NS 16
 

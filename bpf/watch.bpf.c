@@ -26,6 +26,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "watch_events.h"
+#include "rtld.bpf.h"
 
 #define ESRCH  3
 #define EEXIST 17
@@ -747,48 +748,6 @@ int BPF_KPROBE(on_dlclose, void *handle)
 	if (handle)
 		bpf_probe_read_user(&name, sizeof(name), (char *)handle + 8);
 	return save_dl_arg(name, false);
-}
-
-/*
- * r_state of the namespace rtld is changing, or 0 when every one is
- * RT_CONSISTENT (as bpf/tnfctl.bpf.c reads it): struct r_debug_extended,
- * r_state at 24, r_next at 40 once r_version is 2 (glibc 2.35+).
- */
-static __always_inline int rtld_state(u64 r_state_addr, u64 *nsrd)
-{
-	u64 rd = r_state_addr - 24;
-	int version = 0, state = -1, i;
-
-	if (bpf_probe_read_user(&version, sizeof(version), (void *)rd))
-		return -1;
-	for (i = 0; i < 16 && rd; i++) {
-		if (bpf_probe_read_user(&state, sizeof(state), (void *)(rd + 24)))
-			return -1;
-		*nsrd = rd;
-		if (state != 0 || version < 2)
-			return state;
-		if (bpf_probe_read_user(&rd, sizeof(rd), (void *)(rd + 40)))
-			return -1;
-	}
-	return 0;
-}
-
-/* The last object of the link map of @rd, 0 if empty or too long (as bpf/tnfctl.bpf.c). */
-static __always_inline u64 lm_tail(u64 rd)
-{
-	u64 lm = 0, next = 0;
-	int i;
-
-	if (bpf_probe_read_user(&lm, sizeof(lm), (void *)(rd + 8)))
-		return 0;
-	for (i = 0; i < TNF_LM_WALK_MAX && lm; i++) {
-		if (bpf_probe_read_user(&next, sizeof(next), (void *)(lm + 24)))
-			return 0;
-		if (!next)
-			return lm;
-		lm = next;
-	}
-	return 0;
 }
 
 /*

@@ -10,8 +10,6 @@
 
 /* A path, NUL included: the kernel's PATH_MAX, so no name it accepts is cut. */
 #define TNF_WATCH_PATH_MAX 4096
-/* Objects a link map may hold for a DLOPEN by libc itself to be named (else ""). */
-#define TNF_LM_WALK_MAX	   256
 
 /* Record kinds in the ring buffer. */
 enum tnf_wrec_kind {
