@@ -272,6 +272,14 @@ stress: tests
 check: tests
 	$(SAN_ENV) B=$(B) tests/run-tests
 
+# The soak (tests/soak/soak): the race, reattach, dlrace and stress tests
+# and a real build under tnfctl-follow, in turn, both stop modes, beside a
+# busy loop per CPU, for SOAK_SECONDS (default 1800); any failure, hang or
+# INTERNAL fails it.
+SOAK_SECONDS ?= 1800
+soak: all tests
+	$(SAN_ENV) SOAK_SECONDS=$(SOAK_SECONDS) B=$(B) tests/soak/soak
+
 # The shared libraries' ABI against the record in abi/ (tests/abi/abi-check:
 # any difference fails), and that the check refuses a field inserted into a
 # public struct (a throwaway build); abi-record rewrites the record after a
@@ -447,7 +455,7 @@ format:
 clean:
 	rm -rf $(B)
 
-.PHONY: FORCE all tests check abi-check abi-record check-kernel stress sanitize memcheck tsan tsan-run demo bench install uninstall vmlinux format clean
+.PHONY: FORCE all tests check soak abi-check abi-record check-kernel stress sanitize memcheck tsan tsan-run demo bench install uninstall vmlinux format clean
 .SECONDARY:
 
 -include $(CTL_OBJS:.o=.d) $(ENGINE_SRCS:%.c=$(B)/%.d) $(PROBE_OBJS:.o=.d) $(TNF_OBJS:.o=.d) $(DUMP_OBJS:.o=.d)
