@@ -16,17 +16,15 @@
 #define HELLO "Type \"help\" for help ..."
 
 /*
- * Starts `prex OPTS...` (kernel mode) and reads its first line; skips the
- * test where the kernel cannot be traced, fails on any other start error.
+ * Reads the first line of a started `prex -k`; skips the test where the
+ * kernel cannot be traced, fails on any other start error.  kprex_start()
+ * also starts it, with OPTS.
  */
-static struct prex *kprex_start(const char *const *opts)
+static struct prex *kprex_started(struct prex *x)
 {
 	static char err[8192];
-	struct prex *x;
 	const char *l;
 
-	tl_require_root();
-	x = prex_spawn(opts, false, NULL, NULL);
 	l = rd_line(&x->out, tl.timeout_ms);
 	if (l) {
 		assert_string_equal(l, HELLO);
@@ -44,6 +42,12 @@ static struct prex *kprex_start(const char *const *opts)
 	}
 	fail_msg("prex -k did not start: %s", err);
 	return NULL;
+}
+
+static struct prex *kprex_start(const char *const *opts)
+{
+	tl_require_root();
+	return kprex_started(prex_spawn(opts, false, NULL, NULL));
 }
 
 /* The next stdout line of prex, which must be @want. */
@@ -414,6 +418,60 @@ static long pid_max(void)
 }
 
 /*
+ * A buffer alloc that fails leaves a file already at the -o path as it
+ * was, and no temporary file beside it: the old file used to be unlinked
+ * before the new one was made, and was lost with the failure.  The
+ * failure: prex runs with a file size limit (RLIMIT_FSIZE, SIGXFSZ
+ * ignored) below the buffer, so sizing the new file fails with EFBIG.
+ */
+static void test_kernel_failed_alloc_keeps_outfile(void **state)
+{
+	static const char *const limited[] = {
+		"/bin/sh", "-c", "ulimit -f 64 && trap '' XFSZ && exec \"$@\"", "sh", NULL};
+	static const char old[] = "a trace file of an earlier run\n";
+	static char err[8192], buf[256];
+	const char *opts[] = {"-k", "-o", NULL, NULL};
+	char dir[PATH_MAX], trace[PATH_MAX + 8];
+	struct dirent *de;
+	struct prex *x;
+	DIR *d;
+	int fd;
+
+	(void)state;
+	tl_require_root();
+	prex_paths();
+	snprintf(dir, sizeof(dir), "%s/kalloc-%d", tmpdir, (int)getpid());
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(trace, sizeof(trace), "%s/k.tnf", dir);
+	fd = open(trace, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, old, strlen(old)), (ssize_t)strlen(old));
+	close(fd);
+	opts[2] = trace;
+	prex_prefix = limited;
+	x = prex_spawn(opts, false, NULL, NULL);
+	prex_prefix = NULL;
+	x = kprex_started(x);
+	writes(x->in_w, "buffer alloc 1m\nbuffer\nquit\n");
+	out_is(x, "No trace buffer allocated");
+	assert_int_equal(prex_wait(x), 0);
+	rd_rest(&x->err, err, sizeof(err));
+	assert_non_null(strstr(err, "error in allocating buffer: "));
+	prex_close_fds(x);
+	assert_int_equal(tl_read_file(trace, buf, sizeof(buf)), (int)strlen(old));
+	assert_string_equal(buf, old);
+	d = opendir(dir);
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    strcmp(de->d_name, "k.tnf"))
+			fail_msg("left in the -o directory: %s", de->d_name);
+	closedir(d);
+	unlink(trace);
+	rmdir(dir);
+}
+
+/*
  * Every kernel command's error, with the original's words and streams: no
  * buffer yet, a size below the minimum, a second buffer, dealloc while
  * tracing, a pid that is no process, one not in the list, one whose
@@ -577,6 +635,7 @@ int main(void)
 		TL_TEST(test_kernel_huge_numbers_saturate),
 		TL_TEST(test_kernel_session_traces_workload),
 		TL_TEST(test_kernel_errors),
+		TL_TEST(test_kernel_failed_alloc_keeps_outfile),
 		TL_TEST(test_kernel_commands_in_user_mode),
 		TL_FINAL_TEST,
 	};

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "internal.h"
@@ -82,13 +83,34 @@ tnfctl_errcode_t tnf_map_errno(int e)
  * single link; a symlink or someone else's file (e.g. planted in /tmp) is
  * refused.  O_EXCL|O_NOFOLLOW then closes the race with a new plant.
  */
+static bool replaceable(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && st->st_uid == geteuid() && st->st_nlink == 1;
+}
+
+/* Sizes the new file @fd; 0, or -1 with *@err (the caller removes it). */
+static int fill_file(int fd, uint64_t size, uid_t owner, tnfctl_errcode_t *err)
+{
+	/* Real blocks, so that the target never takes SIGBUS on a full disk. */
+	int r = posix_fallocate(fd, 0, (off_t)size);
+
+	if (r) {
+		*err = tnf_map_errno(r);
+		return -1;
+	}
+	/* A target of another uid (root tracing a user) must be able to open it. */
+	if (owner != geteuid() && fchown(fd, owner, (gid_t)-1))
+		(void)0;
+	return 0;
+}
+
 int tnf_create_file(const char *path, uint64_t size, uid_t owner, tnfctl_errcode_t *err)
 {
 	struct stat st;
-	int fd, r;
+	int fd;
 
 	if (!lstat(path, &st)) {
-		if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1) {
+		if (!replaceable(&st)) {
 			*err = TNFCTL_ERR_ACCES;
 			return -1;
 		}
@@ -102,18 +124,104 @@ int tnf_create_file(const char *path, uint64_t size, uid_t owner, tnfctl_errcode
 		*err = errno == EEXIST ? TNFCTL_ERR_ACCES : tnf_map_errno(errno);
 		return -1;
 	}
-	/* Real blocks, so that the target never takes SIGBUS on a full disk. */
-	r = posix_fallocate(fd, 0, (off_t)size);
-	if (r) {
-		*err = tnf_map_errno(r);
+	if (fill_file(fd, size, owner, err)) {
 		unlink(path);
 		close(fd);
 		return -1;
 	}
-	/* A target of another uid (root tracing a user) must be able to open it. */
-	if (owner != geteuid() && fchown(fd, owner, (gid_t)-1))
-		(void)0;
 	return fd;
+}
+
+/*
+ * As tnf_create_file(), but under a temporary name in @path's directory;
+ * tnf_tmpfile_commit() renames it over @path.  Until then a file already
+ * at @path is left as it is, so a failed allocation does not lose it.
+ */
+int tnf_create_tmpfile(const char *path, uint64_t size, uid_t owner, struct tnf_tmpfile *t,
+		       tnfctl_errcode_t *err)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	struct stat st;
+	unsigned int r;
+	int fd = -1, i;
+
+	t->dirfd = -1;
+	t->name[0] = '\0';
+	/* tnf_abs_path() made it absolute */
+	if (!slash || !slash[1] || (size_t)(slash - path) >= sizeof(dir)) {
+		*err = TNFCTL_ERR_BADARG;
+		return -1;
+	}
+	if (slash == path) {
+		strcpy(dir, "/");
+	} else {
+		memcpy(dir, path, slash - path);
+		dir[slash - path] = '\0';
+	}
+	t->base = slash + 1;
+	t->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (t->dirfd < 0) {
+		*err = tnf_map_errno(errno);
+		return -1;
+	}
+	if (!fstatat(t->dirfd, t->base, &st, AT_SYMLINK_NOFOLLOW) && !replaceable(&st)) {
+		*err = TNFCTL_ERR_ACCES;
+		goto fail;
+	}
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = (unsigned int)getpid() * 2654435761u;
+	/* a name taken (planted or ours from a crashed run): the next one */
+	for (i = 0; i < 100 && fd < 0; i++) {
+		snprintf(t->name, sizeof(t->name), ".tnf-tmp-%08x", r + i * 40503u);
+		fd = openat(t->dirfd, t->name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
+		if (fd < 0 && errno != EEXIST) {
+			*err = tnf_map_errno(errno);
+			goto fail;
+		}
+	}
+	if (fd < 0) {
+		*err = TNFCTL_ERR_ACCES;
+		goto fail;
+	}
+	if (fill_file(fd, size, owner, err)) {
+		close(fd);
+		tnf_tmpfile_discard(t);
+		return -1;
+	}
+	return fd;
+fail:
+	t->name[0] = '\0';
+	tnf_tmpfile_discard(t);
+	return -1;
+}
+
+/* Renames the file over its path; on failure it is removed. */
+tnfctl_errcode_t tnf_tmpfile_commit(struct tnf_tmpfile *t)
+{
+	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
+
+	if (renameat(t->dirfd, t->name, t->dirfd, t->base)) {
+		err = tnf_map_errno(errno);
+		tnf_tmpfile_discard(t);
+		return err;
+	}
+	t->name[0] = '\0';
+	tnf_tmpfile_discard(t);
+	return err;
+}
+
+/* Removes the temporary file, if any. */
+void tnf_tmpfile_discard(struct tnf_tmpfile *t)
+{
+	if (t->dirfd < 0)
+		return;
+	if (t->name[0])
+		unlinkat(t->dirfd, t->name, 0);
+	close(t->dirfd);
+	t->dirfd = -1;
+	t->name[0] = '\0';
 }
 
 /* @name made absolute (relative to the cwd) into @path. */

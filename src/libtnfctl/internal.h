@@ -196,6 +196,16 @@ tnfctl_errcode_t tnf_write(struct tnfctl_handle *h, uintptr_t addr, const void *
 /* buffer.c: trace file creation, shared with kernel mode */
 tnfctl_errcode_t tnf_map_errno(int e);
 int tnf_create_file(const char *path, uint64_t size, uid_t owner, tnfctl_errcode_t *err);
+/* A trace file under a temporary name beside its path, renamed into place on success. */
+struct tnf_tmpfile {
+	int dirfd;	  /* the path's directory */
+	const char *base; /* the path's last component (in the caller's path) */
+	char name[32];	  /* the temporary name, "" once renamed or removed */
+};
+int tnf_create_tmpfile(const char *path, uint64_t size, uid_t owner, struct tnf_tmpfile *t,
+		       tnfctl_errcode_t *err);
+tnfctl_errcode_t tnf_tmpfile_commit(struct tnf_tmpfile *t);
+void tnf_tmpfile_discard(struct tnf_tmpfile *t);
 tnfctl_errcode_t tnf_abs_path(const char *name, char *path, size_t len);
 
 /* target.c: a process's start as BPF computes it (start_boottime in USER_HZ ticks), 0 if gone */

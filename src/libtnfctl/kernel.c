@@ -328,6 +328,7 @@ static uint64_t rb_size_for(uint64_t size)
 
 tnfctl_errcode_t tnf_kernel_buffer_alloc(struct tnfctl_handle *h, const char *name, uint_t size)
 {
+	struct tnf_tmpfile tf;
 	char path[PATH_MAX];
 	struct tnf_kernel *k;
 	tnfctl_errcode_t err;
@@ -354,13 +355,14 @@ tnfctl_errcode_t tnf_kernel_buffer_alloc(struct tnfctl_handle *h, const char *na
 			      : default_file(path, sizeof(path));
 	if (err)
 		goto out;
-	fd = tnf_create_file(path, size, geteuid(), &err);
+	/* renamed over @path only once all is set up: a failure keeps the old file */
+	fd = tnf_create_tmpfile(path, size, geteuid(), &tf, &err);
 	if (fd < 0)
 		goto out;
 	e = ktf_open(fd, size);
 	close(fd);
 	if (e) {
-		unlink(path);
+		tnf_tmpfile_discard(&tf);
 		err = tnf_kernel_err(e);
 		goto out;
 	}
@@ -369,11 +371,13 @@ tnfctl_errcode_t tnf_kernel_buffer_alloc(struct tnfctl_handle *h, const char *na
 	e = kt_load(&k->ks, rb_size_for(size), k->probes, k->n);
 	if (!e && (err = tnf_kfilter_load(k)) == TNFCTL_ERR_NONE)
 		e = kt_start_consumer(k->ks);
+	if (!e && !err)
+		err = tnf_tmpfile_commit(&tf);
 	if (e || err) {
 		kt_unload(k->ks);
 		k->ks = NULL;
 		ktf_close();
-		unlink(path);
+		tnf_tmpfile_discard(&tf);
 		err = err ? err : tnf_kernel_err(e);
 		goto out;
 	}
