@@ -490,6 +490,47 @@ static void test_source_dir_and_loop(void **state)
 	prex_close_fds(x);
 }
 
+/*
+ * The 1 MiB cap on a line holds for a command continued over lines too:
+ * backslash-newlines joined into one command without bound (an endless
+ * `yes '\\'` grew prex's memory until it was killed).  Past the cap the
+ * command is dropped with a message naming the file and the command's
+ * line, the rest of the file is not read, and prex goes on on stdin.
+ */
+static void test_source_endless_continuation(void **state)
+{
+	static char out[8192], err[8192];
+	const char *opts[] = {"-o", NULL, NULL};
+	char trace[PATH_MAX], path[PATH_MAX];
+	struct prex *x;
+	FILE *fp;
+	int i;
+
+	(void)state;
+	tl_require_root();
+	prex_paths();
+	snprintf(path, sizeof(path), "%s/endless", work_dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("list sets \\\n", fp);
+	for (i = 0; i < 600000; i++) /* 1.2 MB, every line short */
+		fputs("\\\n", fp);
+	fputs("list fcns\n", fp); /* past the cap: not read */
+	assert_int_equal(fclose(fp), 0);
+	trace_path(trace, sizeof(trace), "edges-endless");
+	opts[1] = trace;
+	x = prex_spawn(opts, true, NULL, NULL);
+	writes(x->in_w, "source endless\nlist sets\nquit\n");
+	assert_int_equal(prex_wait(x), 0);
+	rd_rest(&x->out, out, sizeof(out));
+	rd_rest(&x->err, err, sizeof(err));
+	assert_string_equal(out, STOPPED "$all      'keys'=/.*/ \n");
+	assert_string_equal(err, "prex: endless: the command of line 1 is continued past 1048576 "
+				 "bytes: the rest of it is not read\n");
+	prex_close_fds(x);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -501,6 +542,7 @@ int main(void)
 		TL_TEST(test_original_crashes),
 		TL_TEST(test_tracefile_missing_dir),
 		TL_TEST(test_source_dir_and_loop),
+		TL_TEST(test_source_endless_continuation),
 		TL_FINAL_TEST,
 	};
 

@@ -25,7 +25,7 @@ struct source {
 	FILE *fp;
 	int line; /* of the next line to read */
 	bool tty;
-	bool ended; /* a line over LINE_MAX_BYTES: nothing more is read from it */
+	bool ended; /* a line or command over LINE_MAX_BYTES: nothing more is read from it */
 };
 
 static struct source stack[MAX_DEPTH];
@@ -192,7 +192,10 @@ static void pop(void)
 	free(s->name);
 }
 
-/* Longer lines end their source: reading on would grow without bound (/dev/zero). */
+/*
+ * Longer lines, and longer commands joined by backslash-newlines, end
+ * their source: reading on would grow without bound (/dev/zero).
+ */
 #define LINE_MAX_BYTES (1 << 20)
 
 /*
@@ -317,7 +320,8 @@ int source_read(char **text, int *first_line)
 		size_t n;
 
 		if (!line) {
-			if (depth == 1 && !s->tty) {
+			/* a terminal over the cap ends too: its "empty lines" would never stop */
+			if (depth == 1 && (!s->tty || s->ended)) {
 				if (acc) /* the last line ended in a backslash */
 					break;
 				return 0;
@@ -341,6 +345,19 @@ int source_read(char **text, int *first_line)
 			nul_line = s->line;
 		s->line++;
 		n = strlen(line);
+		/* the cap holds for the joined lines too: `yes '\'` is one endless command */
+		if (len + n > LINE_MAX_BYTES) {
+			prex_msg("%s: the command of line %d is continued past %d bytes: the "
+				 "rest of it is not read",
+				 s->name, *first_line, LINE_MAX_BYTES);
+			s->ended = true;
+			free(line);
+			free(acc);
+			acc = NULL;
+			len = 0;
+			nul_line = 0;
+			continue;
+		}
 		acc = realloc(acc, len + n + 1);
 		if (!acc) {
 			perror("prex");
