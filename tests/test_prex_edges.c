@@ -531,6 +531,79 @@ static void test_source_endless_continuation(void **state)
 	unlink(path);
 }
 
+static int count_of(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (; (hay = strstr(hay, needle)); hay += strlen(needle))
+		n++;
+	return n;
+}
+
+/* The next debug line of regex @re after @from is @want; returns past it. */
+static const char *next_check(const char *from, const char *re, const char *want)
+{
+	const char *e = strstr(from, re);
+
+	if (!e || strncmp(e + strlen(re), want, strlen(want)))
+		fail_msg("expected \"%s%s\" after \"%.60s\"", re, want, from);
+	return e + 1;
+}
+
+/*
+ * A regex with more than one repetition is compiled first in a child
+ * process, which a regex too slow to compile costs up to a second.  The
+ * verdict is kept per regex: the same regex again pays no second child,
+ * whether it passed (/x*y*\/) or was refused (the second one compiles for
+ * seconds); the 64 newest verdicts are kept, so past 64 others the first
+ * is checked again.  The time saved is the only effect, so the test
+ * counts the checks, as prex reports them with TNFCTL_DEBUG.
+ */
+static void test_regex_check_cached(void **state)
+{
+	static char in[16384], out[65536], err[262144];
+	static const char fast[] = "prex: debug: regex /x*y*/: ";
+	static const char slow[] = "prex: debug: regex /\\(\\(e*\\)\\{150\\}\\)\\{150\\}/: ";
+	const char *verdict[2], *e;
+	size_t n = 0;
+	int i;
+
+	(void)state;
+	n += snprintf(in + n, sizeof(in) - n,
+		      "create $a name=/x*y*/\n"
+		      "create $b name=/x*y*/\n"
+		      "create $c name=/\\(\\(e*\\)\\{150\\}\\)\\{150\\}/\n"
+		      "create $d name=/\\(\\(e*\\)\\{150\\}\\)\\{150\\}/\n");
+	for (i = 0; i < 64; i++)
+		n += snprintf(in + n, sizeof(in) - n, "create $f name=/x*y*z%d*/\n", i);
+	n += snprintf(in + n, sizeof(in) - n, "create $g name=/x*y*/\nquit\n");
+	assert_int_equal(setenv("TNFCTL_DEBUG", "1", 1), 0);
+	run_script("edges-regex-cache", in, n, out, sizeof(out), err, sizeof(err));
+	unsetenv("TNFCTL_DEBUG");
+	/* $a checks, $b reuses; 63 others leave it in the cache, the 64th evicts it */
+	if (!strstr(err, "prex: debug: regex /x*y*z63*/: checked in a child process\n"))
+		fail_msg("no check of the 64th other regex:\n%s", err);
+	assert_int_equal(count_of(err, "checked in a child process\n"), 2 + 1 + 64);
+	assert_int_equal(count_of(err, "verdict of an earlier check reused\n"), 2);
+	e = next_check(err, fast, "checked in a child process\n");
+	e = next_check(e, fast, "verdict of an earlier check reused\n");
+	next_check(e, fast, "checked in a child process\n");
+	e = next_check(err, slow, "checked in a child process\n");
+	next_check(e, slow, "verdict of an earlier check reused\n");
+	/*
+	 * The same verdict both times ("too complex" where the child was too
+	 * slow); stdin's lines 4 and 5, after run_script()'s "continue".
+	 */
+	verdict[0] = strstr(err, "\"<STDIN>\", line 4: ");
+	verdict[1] = strstr(err, "\"<STDIN>\", line 5: ");
+	assert_true(!verdict[0] == !verdict[1]);
+	if (verdict[0]) {
+		n = strcspn(verdict[0], "\n");
+		assert_int_equal(n, strcspn(verdict[1], "\n"));
+		assert_memory_equal(verdict[0] + 20, verdict[1] + 20, n - 20);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -543,6 +616,7 @@ int main(void)
 		TL_TEST(test_tracefile_missing_dir),
 		TL_TEST(test_source_dir_and_loop),
 		TL_TEST(test_source_endless_continuation),
+		TL_TEST(test_regex_check_cached),
 		TL_FINAL_TEST,
 	};
 

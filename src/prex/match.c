@@ -174,9 +174,51 @@ static double regex_nodes(const char *re)
  */
 #define REGEX_COMPILE_SECONDS 1
 
-static bool regex_compiles_in_time(const char *re)
+/*
+ * The child's verdicts, by regex: the same regex typed again (a script,
+ * a set redefined) pays no fork, and a refused one not its second again.
+ * Bounded: past REGEX_CACHE_MAX regexes the oldest verdict is forgotten.
+ */
+#define REGEX_CACHE_MAX 64
+
+static struct {
+	char *re; /* as given to regcomp, NULL in an unused slot */
+	bool ok;
+} regex_cache[REGEX_CACHE_MAX];
+static unsigned int regex_cache_next; /* the slot filled next, oldest first */
+
+/* With TNFCTL_DEBUG, which regex the child checked, and which verdict was reused. */
+static void regex_debug(const char *str, const char *what)
 {
-	int st, reps = 0;
+	if (getenv("TNFCTL_DEBUG"))
+		prex_msg("debug: regex /%s/: %s", str, what);
+}
+
+static int regex_cache_find(const char *re)
+{
+	int i;
+
+	for (i = 0; i < REGEX_CACHE_MAX; i++)
+		if (regex_cache[i].re && !strcmp(regex_cache[i].re, re))
+			return i;
+	return -1;
+}
+
+static void regex_cache_add(const char *re, bool ok)
+{
+	char *copy = strdup(re);
+	unsigned int i = regex_cache_next++ % REGEX_CACHE_MAX;
+
+	if (!copy)
+		return; /* only a cache: checked again next time */
+	free(regex_cache[i].re);
+	regex_cache[i].re = copy;
+	regex_cache[i].ok = ok;
+}
+
+static bool regex_compiles_in_time(const char *re, const char *str)
+{
+	int st, reps = 0, hit;
 	const char *p;
 	pid_t pid;
 
@@ -184,6 +226,12 @@ static bool regex_compiles_in_time(const char *re)
 		reps += *p == '*' || (p[0] == '\\' && p[1] == '{');
 	if (reps <= 1)
 		return true;
+	hit = regex_cache_find(re);
+	if (hit >= 0) {
+		regex_debug(str, "verdict of an earlier check reused");
+		return regex_cache[hit].ok;
+	}
+	regex_debug(str, "checked in a child process");
 	pid = fork();
 	if (pid < 0)
 		return true;
@@ -201,6 +249,9 @@ static bool regex_compiles_in_time(const char *re)
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return true;
+	/* another signal than the alarm (a kill from outside) is no verdict */
+	if (!WIFSIGNALED(st) || WTERMSIG(st) == SIGALRM)
+		regex_cache_add(re, !WIFSIGNALED(st));
 	return !WIFSIGNALED(st);
 }
 
@@ -227,7 +278,7 @@ struct spec *spec_new(const char *str, bool regex)
 		semantic_error("invalid regular expression /%s/: too many repetitions of "
 			       "repetitions",
 			       str);
-	} else if (!regex_compiles_in_time(bre)) {
+	} else if (!regex_compiles_in_time(bre, str)) {
 		semantic_error("invalid regular expression /%s/: too complex (does not compile in "
 			       "%d s)",
 			       str, REGEX_COMPILE_SECONDS);
