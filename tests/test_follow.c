@@ -8,6 +8,7 @@
  * name, details); details: "child <pid>" (FORK), the path (EXEC, DLOPEN, DLCLOSE), "status <n>"
  * (EXIT), "signal <n> (...)" (TARGGONE).
  */
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include "testlib.h"
 
@@ -1113,6 +1114,171 @@ static void test_follow_output_errors(void **state)
 	rmdir(dir);
 }
 
+/* Has @pid an fd open on @path? */
+static int has_fd_on(pid_t pid, const char *path)
+{
+	char dirp[64], fdp[384], target[PATH_MAX];
+	struct dirent *d;
+	ssize_t n;
+	int found = 0;
+	DIR *dir;
+
+	snprintf(dirp, sizeof(dirp), "/proc/%d/fd", pid);
+	dir = opendir(dirp);
+	while (dir && !found && (d = readdir(dir))) {
+		snprintf(fdp, sizeof(fdp), "%s/%s", dirp, d->d_name);
+		n = readlink(fdp, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = '\0';
+			found = !strcmp(target, path);
+		}
+	}
+	if (dir)
+		closedir(dir);
+	return found;
+}
+
+/*
+ * Runs @argv under ptrace, stopping at each syscall entry and exit, until
+ * it has an fd on @path: the return of its open(2) of @path.  There it is
+ * sent @sig and let go; returns its wait status.
+ */
+static int signal_at_open(char *const *argv, const char *path, int sig)
+{
+	char **env = tl_env_build(NULL);
+	int st, null_fd, deliver = 0;
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		abort();
+	if (pid == 0) {
+		sigset_t none;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		null_fd = open("/dev/null", O_WRONLY);
+		dup2(null_fd, 1);
+		dup2(null_fd, 2);
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		execve(argv[0], argv, env);
+		_exit(127);
+	}
+	free(env);
+	tl_track_pid(pid);
+	/* the SIGTRAP of its execve */
+	if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st))
+		fail_msg("%s under ptrace: wait status 0x%x at its exec", argv[0], st);
+	ptrace(PTRACE_SETOPTIONS, pid, NULL,
+	       (void *)(long)(PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL));
+	for (;;) {
+		if (ptrace(PTRACE_SYSCALL, pid, NULL, (void *)(long)deliver) ||
+		    waitpid(pid, &st, 0) != pid)
+			fail_msg("ptrace/waitpid of %d: %s", pid, strerror(errno));
+		if (!WIFSTOPPED(st))
+			fail_msg("%s ended (wait status 0x%x) before opening %s", argv[0], st,
+				 path);
+		/* a signal of its own is delivered as it is resumed */
+		deliver = WSTOPSIG(st) == (SIGTRAP | 0x80) ? 0 : WSTOPSIG(st);
+		if (!deliver && has_fd_on(pid, path))
+			break;
+	}
+	/* pending while it is stopped: taken as it returns from open(2) */
+	kill(pid, sig);
+	if (ptrace(PTRACE_DETACH, pid, NULL, NULL))
+		fail_msg("PTRACE_DETACH %d: %s", pid, strerror(errno));
+	return tl_reap(pid);
+}
+
+/*
+ * BUG (fixed): a signal that came right after tnfctl-follow had made its -o
+ * file, before its handlers were installed, killed it there, leaving an
+ * empty file (an existing one truncated).  Now the handlers come first, and
+ * a signal that comes before the tree is started ends tnfctl-follow with no
+ * output: the file it made is removed, an existing one is left as it was
+ * (truncated only when the tree starts); with CMD by that signal, with -p
+ * with 128+N.  The instant is exact: tnfctl-follow is stopped by ptrace at
+ * the return of its open(2) of -o, signalled there, then let go.
+ */
+static void test_follow_signal_before_start(void **state)
+{
+	static const char keep[] = "an earlier run's events\n";
+	char dir[] = "/tmp/tl-follow-early-XXXXXX", rdir[PATH_MAX], file[PATH_MAX + 16];
+	char opt[PATH_MAX + 32], pidarg[16], buf[64];
+	char *argv[] = {tl.follow, NULL, opt, "--", "/bin/true", NULL, NULL};
+	int mode, existing, st, fd, sig;
+	pid_t idle;
+	ssize_t n;
+
+	(void)state;
+	tl_require_root();
+	assert_non_null(mkdtemp(dir));
+	assert_non_null(realpath(dir, rdir));
+	snprintf(file, sizeof(file), "%s/out", rdir);
+	snprintf(opt, sizeof(opt), "--output=%s", file);
+	/* -p: a process that is never attached to */
+	idle = fork();
+	if (idle == 0) {
+		for (;;)
+			pause();
+	}
+	tl_track_pid(idle);
+	snprintf(pidarg, sizeof(pidarg), "%d", idle);
+	for (mode = 0; mode < 3; mode++)
+		for (existing = 0; existing < 2; existing++) {
+			const char *what = mode == 0   ? "-- CMD"
+					   : mode == 1 ? "--no-stop -- CMD"
+						       : "-p PID";
+
+			sig = existing ? SIGINT : SIGTERM;
+			argv[1] = mode == 1 ? "--no-stop" : "--format=json";
+			if (mode == 2) {
+				argv[3] = "-p";
+				argv[4] = pidarg;
+			} else {
+				argv[3] = "--";
+				argv[4] = "/bin/true";
+			}
+			unlink(file);
+			if (existing) {
+				fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+				assert_true(fd >= 0);
+				assert_int_equal(write(fd, keep, strlen(keep)),
+						 (ssize_t)strlen(keep));
+				close(fd);
+			}
+			st = signal_at_open(argv, file, sig);
+			if (mode == 2 ? !WIFEXITED(st) || WEXITSTATUS(st) != 128 + sig
+				      : !WIFSIGNALED(st) || WTERMSIG(st) != sig)
+				fail_msg("%s, signal %d at the open of %s -o: wait status 0x%x, "
+					 "expected %s %d",
+					 what, sig, existing ? "an existing" : "a new", st,
+					 mode == 2 ? "exit" : "signal",
+					 mode == 2 ? 128 + sig : sig);
+			if (!existing) {
+				if (!access(file, F_OK))
+					fail_msg("%s, signal before the tree: the -o file "
+						 "it created is left behind",
+						 what);
+				continue;
+			}
+			fd = open(file, O_RDONLY | O_CLOEXEC);
+			assert_true(fd >= 0);
+			n = read(fd, buf, sizeof(buf));
+			close(fd);
+			if (n != (ssize_t)strlen(keep) || memcmp(buf, keep, n))
+				fail_msg("%s, signal before the tree: the existing -o file was "
+					 "changed (%zd bytes)",
+					 what, n);
+		}
+	kill(idle, SIGKILL);
+	tl_reap(idle);
+	unlink(file);
+	rmdir(dir);
+}
+
 /* Checks that no process of our subtree is stopped or traced; describes offenders. */
 static int check_tree_free(char *msg, size_t size)
 {
@@ -1383,6 +1549,7 @@ int main(void)
 		TL_TEST(test_follow_merge_with_probes),
 		TL_TEST(test_follow_output_links),
 		TL_TEST(test_follow_output_errors),
+		TL_TEST(test_follow_signal_before_start),
 		TL_TEST(test_follow_reader_leaves),
 		TL_TEST(test_follow_timeline_bad_input),
 		TL_TEST(test_follow_engine_missing),

@@ -45,12 +45,16 @@
  *    kick is repeated every KICK_MS until no follower is left, so none can be
  *    missed.  Each follower closes its handle with RESUME: nothing is left
  *    stopped, not even the root.
- *  - These signals are caught, never blocked or ignored before the root is
- *    started: tnfctl_exec_open() forks the target from the calling thread,
- *    and exec keeps a blocked mask and ignored signals (it only resets
- *    caught ones).  SIGPIPE is ignored once the root runs: a reader of the
- *    output that leaves (`| head`) ends the output, silently, not
- *    tnfctl-follow, which ends as the tree does.
+ *  - These signals are caught from before the -o file is made, and never
+ *    left blocked or ignored when the root is started: tnfctl_exec_open()
+ *    forks the target from the calling thread, and exec keeps a blocked
+ *    mask and ignored signals (it only resets caught ones).  One that comes
+ *    before the tree is started ends tnfctl-follow with no output
+ *    (start_tree()): a -o file it created is removed, an existing one is
+ *    left untouched (truncated only once the tree starts).  SIGPIPE is
+ *    ignored once the root runs: a reader of the output that leaves
+ *    (`| head`) ends the output, silently, not tnfctl-follow, which ends as
+ *    the tree does.
  *  - The last follower to end writes to an eventfd that the main thread
  *    polls together with the pipe: no busy waiting.
  *
@@ -90,6 +94,8 @@
 #include "follow_out.h"
 
 static uint64_t start_ns;
+static atomic_bool started;  /* the tree is being started: signals are passed on */
+static atomic_int early_sig; /* the first signal that came before that, or 0 */
 
 static void on_sigusr1(int sig)
 {
@@ -109,6 +115,12 @@ static void on_term(int sig, siginfo_t *si, void *uc)
 	ssize_t n;
 
 	(void)uc;
+	if (!atomic_load(&started)) {
+		/* before the tree: start_tree() ends us by it */
+		atomic_compare_exchange_strong(&early_sig, &none, sig);
+		errno = saved_errno;
+		return;
+	}
 	if (!attached) {
 		if (si->si_code == SI_KERNEL && !(sig == SIGHUP && getsid(0) == getpid()))
 			return;
@@ -153,16 +165,29 @@ __attribute__((format(printf, 1, 2), noreturn)) static void bad_usage(const char
 }
 
 /*
- * -o FILE: created 0600 or truncated, never through a symbolic link to a
- * file (in a shared directory that is how one is made to overwrite another's
- * file).  A link to a pipe, terminal or device is followed: /dev/stdout,
- * /dev/fd/N, bash's >(cmd).  Returns the fd, -1 (errno), or -2 (said).
+ * -o FILE: created 0600 (*@created), or opened as it is: an existing file
+ * is truncated only once the tree starts (start_tree()), so that a signal
+ * before that leaves it as it was.  Never through a symbolic link to a
+ * file (in a shared directory that is how one is made to overwrite
+ * another's file).  A link to a pipe, terminal or device is followed:
+ * /dev/stdout, /dev/fd/N, bash's >(cmd).  Returns the fd, -1 (errno), or
+ * -2 (said).
  */
-static int open_output(const char *path)
+static int open_output(const char *path, bool *created)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	struct stat st;
+	int fd;
 
+	*created = false;
+	do {
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd >= 0) {
+			*created = true;
+			return fd;
+		}
+		if (errno == EEXIST)
+			fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	} while (fd < 0 && errno == ENOENT); /* removed in between: create it */
 	if (fd >= 0 || errno != ELOOP)
 		return fd;
 	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
@@ -173,6 +198,47 @@ static int open_output(const char *path)
 		close(fd);
 	msg("%s: a symbolic link to a file is refused: give the file's own path", path);
 	return -2;
+}
+
+/*
+ * The tree is about to be started: from now on SIGINT, SIGQUIT, SIGTERM and
+ * SIGHUP are passed on to it (or detach, -p).  One that came before ends
+ * tnfctl-follow here, with no output: the -o file this run created is
+ * removed, an existing one was not truncated yet.  It ends as the signal's
+ * default action would have (with CMD), or with 128+N (-p, as after
+ * detaching).  Else the existing -o file @fd (@created: by us) is truncated.
+ * The signals are blocked meanwhile: each one is either seen here or after.
+ */
+static void start_tree(int fd, bool created, const char *path)
+{
+	struct stat st, now;
+	sigset_t set, old;
+	size_t i;
+	int sig;
+
+	sigemptyset(&set);
+	for (i = 0; i < sizeof(term_sigs) / sizeof(term_sigs[0]); i++)
+		sigaddset(&set, term_sigs[i]);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	sig = atomic_load(&early_sig);
+	if (!sig) {
+		if (fd >= 0 && !created && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+		    ftruncate(fd, 0)) {
+			msg("%s: %s", path, strerror(errno));
+			exit(1);
+		}
+		atomic_store(&started, true);
+		/* unblocked before the root is forked: it must not inherit the mask */
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return;
+	}
+	/* only the file we made: not one put in its place since */
+	if (fd >= 0 && created && !fstat(fd, &st) && !lstat(path, &now) &&
+	    st.st_dev == now.st_dev && st.st_ino == now.st_ino)
+		unlink(path);
+	if (!attached)
+		die_like(sig);
+	exit(128 + sig);
 }
 
 int main(int argc, char **argv)
@@ -187,9 +253,9 @@ int main(int argc, char **argv)
 	const char *out_path = NULL, *pid_arg = NULL;
 	struct sigaction sa = {.sa_flags = 0}; /* no SA_RESTART */
 	pid_t pid = 0;
-	int c, fd;
+	int c, fd = -1;
 	size_t i;
-	bool no_stop = false;
+	bool no_stop = false, created = false;
 	char *end;
 	long v;
 
@@ -239,23 +305,12 @@ int main(int argc, char **argv)
 		bad_usage("no command given, and no -p PID");
 	attached = pid != 0;
 
-	out = stdout;
-	if (out_path) {
-		fd = open_output(out_path);
-		if (fd < 0 || !(out = fdopen(fd, "w"))) {
-			if (fd != -2)
-				msg("%s: %s", out_path, strerror(errno));
-			return 1;
-		}
-		out_name = out_path;
-	}
-	follow_out_open(out, format, start_ns);
-
 	done_fd = eventfd(0, EFD_CLOEXEC);
 	if (done_fd < 0 || pipe2(wake_fd, O_CLOEXEC | O_NONBLOCK)) {
 		msg("eventfd/pipe: %s", strerror(errno));
 		return 1;
 	}
+	/* Caught before -o is created: a signal cannot leave it empty. */
 	sigemptyset(&sa.sa_mask);
 	sa.sa_handler = on_sigusr1;
 	sigaction(SIGUSR1, &sa, NULL);
@@ -263,6 +318,28 @@ int main(int argc, char **argv)
 	sa.sa_flags = SA_SIGINFO;
 	for (i = 0; i < sizeof(term_sigs) / sizeof(term_sigs[0]); i++)
 		sigaction(term_sigs[i], &sa, NULL);
+
+	out = stdout;
+	if (out_path) {
+		/* a FIFO's open waits for a reader; a signal interrupts it */
+		while ((fd = open_output(out_path, &created)) == -1 && errno == EINTR &&
+		       !atomic_load(&early_sig))
+			;
+		if (fd < 0 && !atomic_load(&early_sig)) {
+			if (fd != -2)
+				msg("%s: %s", out_path, strerror(errno));
+			return 1;
+		}
+	}
+	start_tree(fd, created, out_path);
+	if (out_path) {
+		if (!(out = fdopen(fd, "w"))) {
+			msg("%s: %s", out_path, strerror(errno));
+			return 1;
+		}
+		out_name = out_path;
+	}
+	follow_out_open(out, format, start_ns);
 
 	if (no_stop)
 		return follow_no_stop(pid ? pid_arg : argv[optind], pid, &argv[optind]);
