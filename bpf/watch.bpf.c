@@ -753,15 +753,20 @@ int BPF_KPROBE(on_dlclose, void *handle)
 /*
  * rtld's start-up (no DLOPEN, as in the stopping mode): until it is done,
  * ld.so's own map is second in the chain, after the executable's; never
- * after (the vDSO and the start-up objects come before it).  struct
- * r_debug: r_map at 8, r_ldbase at 32; struct link_map: l_addr at 0.
+ * after (the vDSO and the start-up objects come before it).  No map at all
+ * yet: ld.so run as a command (`ld.so PROG`) mapping PROG, before its
+ * start-up proper.  struct r_debug: r_map at 8, r_ldbase at 32; struct
+ * link_map: l_addr at 0.
  */
 static __always_inline bool rtld_starting(u64 rd)
 {
 	u64 lm = 0, base = 0, ldbase = 0;
 
-	if (bpf_probe_read_user(&lm, sizeof(lm), (void *)(rd + 8)) || !lm ||
-	    bpf_probe_read_user(&ldbase, sizeof(ldbase), (void *)(rd + 32)) ||
+	if (bpf_probe_read_user(&lm, sizeof(lm), (void *)(rd + 8)))
+		return false;
+	if (!lm)
+		return true;
+	if (bpf_probe_read_user(&ldbase, sizeof(ldbase), (void *)(rd + 32)) ||
 	    bpf_probe_read_user(&lm, sizeof(lm), (void *)(lm + 24)) || !lm ||
 	    bpf_probe_read_user(&base, sizeof(base), (void *)lm))
 		return false;

@@ -12,6 +12,7 @@
  * dlopens and dlcloses it (exit 0, or 1).
  */
 #include <dlfcn.h>
+#include <elf.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 #include "testlib.h"
@@ -532,6 +533,110 @@ static void test_data_before_event(void **state)
 	stop_end(h);
 }
 
+/* ------------------------------------------------------------------ */
+/* `ld.so PROG`: ld.so run as a command, PROG's dlopen */
+
+/* Our own PT_INTERP (the ld.so that runs us) into @buf. */
+static void ldso_of_self(char *buf, size_t len)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd = open(self_exe, O_RDONLY | O_CLOEXEC), i;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), (ssize_t)sizeof(eh));
+	for (i = 0; i < eh.e_phnum; i++) {
+		assert_int_equal(pread(fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)),
+				 (ssize_t)sizeof(ph));
+		if (ph.p_type == PT_INTERP && ph.p_filesz < len) {
+			assert_int_equal(pread(fd, buf, ph.p_filesz, ph.p_offset),
+					 (ssize_t)ph.p_filesz);
+			buf[ph.p_filesz] = '\0';
+			close(fd);
+			return;
+		}
+	}
+	fail_msg("%s has no PT_INTERP", self_exe);
+}
+
+/*
+ * BUG (fixed): run through its loader (`ld.so PROG`: the executable is
+ * ld.so, AT_BASE 0), PROG's dlopen gave no DLOPEN in the stopping mode (the
+ * library found no ld.so in the maps), and the watch reported rtld's
+ * mapping of PROG as a DLOPEN with no name.  Now both report what PROG run
+ * directly gives: one DLOPEN named as passed, one DLCLOSE, then EXIT 0.
+ */
+static void test_dlopen_via_ldso_stop(void **state)
+{
+	char ldso[PATH_MAX], plug[PATH_MAX];
+	char *argv[] = {ldso, self_exe, "--wl", "dlopen", plug, NULL};
+	struct tnfctl_event_data d = {.sz = sizeof(d)};
+	static const tnfctl_event_t want[] = {TNFCTL_EVENT_DLOPEN, TNFCTL_EVENT_DLCLOSE,
+					      TNFCTL_EVENT_EXIT};
+	tnfctl_event_t evt;
+	tnfctl_handle_t *h;
+	size_t i;
+
+	(void)state;
+	tl_require_root();
+	ldso_of_self(ldso, sizeof(ldso));
+	tl_path_of(plug, "tests/solibs/libtl_plug.so");
+	tl_assert_err(tnfctl_exec_open_flags(ldso, argv, NULL, NULL, NULL,
+					     TNFCTL_OPEN_NOPROBES | TNFCTL_OPEN_EXEC_FAILED, &h),
+		      TNFCTL_ERR_NONE);
+	tl_track_handle(h);
+	tl_track_pid(tl_targ_pid(h));
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		tl_assert_err(tnfctl_continue(h, &evt, NULL), TNFCTL_ERR_NONE);
+		if (evt != want[i])
+			fail_msg("%s %s: event %zu is %d, expected %d", ldso, self_exe, i, evt,
+				 want[i]);
+		tl_assert_err(tnfctl_event_data_get(h, &d), TNFCTL_ERR_NONE);
+		if (evt == TNFCTL_EVENT_DLOPEN)
+			assert_string_equal(d.path, plug);
+		if (evt == TNFCTL_EVENT_EXIT)
+			assert_int_equal(d.exit_status, 0);
+	}
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+}
+
+static void test_dlopen_via_ldso_watch(void **state)
+{
+	char ldso[PATH_MAX], plug[PATH_MAX];
+	char *argv[] = {ldso, self_exe, "--wl", "dlopen", plug, NULL};
+	struct tnfctl_watch_data ev = {.sz = sizeof(ev)};
+	int n, opens = 0, closes = 0, st;
+	char bad[PATH_MAX] = "";
+	struct wrun r;
+
+	(void)state;
+	tl_require_root();
+	ldso_of_self(ldso, sizeof(ldso));
+	tl_path_of(plug, "tests/solibs/libtl_plug.so");
+	tl_assert_err(tnfctl_watch_exec(ldso, argv, NULL, TNFCTL_WATCH_DL, &r.w, &r.pid),
+		      TNFCTL_ERR_NONE);
+	tl_track_pid(r.pid);
+	for (;;) {
+		n = tnfctl_watch_read(r.w, &ev, tl.timeout_ms);
+		if (n != 1)
+			fail_msg("tnfctl_watch_read: %d before END", n);
+		if (ev.kind == TNFCTL_WATCH_END)
+			break;
+		if (ev.kind == TNFCTL_WATCH_LOST)
+			fail_msg("events lost");
+		if (ev.kind == TNFCTL_WATCH_DLOPEN && strcmp(ev.path, plug) && !bad[0])
+			snprintf(bad, sizeof(bad), "%s", ev.path);
+		opens += ev.kind == TNFCTL_WATCH_DLOPEN;
+		closes += ev.kind == TNFCTL_WATCH_DLCLOSE;
+	}
+	st = watch_end(&r);
+	if (opens != 1 || closes != 1 || bad[0])
+		fail_msg("%s %s: %d DLOPEN (one named \"%s\") and %d DLCLOSE, expected one "
+			 "each, the DLOPEN named %s",
+			 ldso, self_exe, opens, bad, closes, plug);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -547,6 +652,8 @@ int main(int argc, char **argv)
 		TL_TEST(test_exec_too_long_watch),
 		TL_TEST(test_dlopen_300_watch),
 		TL_TEST(test_dlopen_4000_watch),
+		TL_TEST(test_dlopen_via_ldso_stop),
+		TL_TEST(test_dlopen_via_ldso_watch),
 		TL_TEST(test_frozen_watch_event),
 		TL_TEST(test_frozen_event_info),
 		TL_TEST(test_data_sz_rules),

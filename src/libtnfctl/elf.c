@@ -2,6 +2,7 @@
 /* ELF queries through libelf. */
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <pthread.h>
@@ -44,6 +45,39 @@ int tnf_elf_is_dynamic(int fd)
 	}
 	elf_end(e);
 	return ret;
+}
+
+static int find_in(Elf *e, Elf_Scn *scn, const char *name, GElf_Sym *out);
+
+/*
+ * ld.so itself: no PT_INTERP, and _r_debug exported (.dynsym).  A static
+ * program has no PT_INTERP either, but keeps its _r_debug, if any, local.
+ */
+bool tnf_elf_is_rtld(const char *path)
+{
+	Elf_Scn *scn = NULL;
+	bool found = false;
+	GElf_Sym sym;
+	int fd;
+	Elf *e;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || tnf_elf_is_dynamic(fd) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	e = elf_open_fd(fd);
+	while (e && !found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM)
+			found = !find_in(e, scn, "_r_debug", &sym);
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found;
 }
 
 static int find_in(Elf *e, Elf_Scn *scn, const char *name, GElf_Sym *out)

@@ -359,31 +359,33 @@ void tnf_proc_wait_stopped(pid_t pid)
 	}
 }
 
-static uint64_t auxv_base(pid_t pid)
+/* AT_BASE (ld.so's base; 0 without an interpreter) and AT_PHDR of @pid. */
+static void auxv_get(pid_t pid, uint64_t *base, uint64_t *phdr)
 {
-	uint64_t av[2], base = 0;
+	uint64_t av[2];
 	char path[64];
 	int fd;
 
+	*base = *phdr = 0;
 	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return;
 	while (read(fd, av, sizeof(av)) == sizeof(av) && av[0] != AT_NULL)
-		if (av[0] == AT_BASE) {
-			base = av[1];
-			break;
-		}
+		if (av[0] == AT_BASE)
+			*base = av[1];
+		else if (av[0] == AT_PHDR)
+			*phdr = av[1];
 	close(fd);
-	return base;
 }
 
 int tnf_proc_maps(pid_t pid, struct tnf_maps_info *mi)
 {
-	char path[64], line[4608];
-	uint64_t base = auxv_base(pid);
+	char path[64], line[4608], exe[512] = "";
+	uint64_t base, phdr, exe_base = 0;
 	FILE *f;
 
+	auxv_get(pid, &base, &phdr);
 	memset(mi, 0, sizeof(*mi));
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "re");
@@ -412,6 +414,11 @@ int tnf_proc_maps(pid_t pid, struct tnf_maps_info *mi)
 			snprintf(mi->ldso_path, sizeof(mi->ldso_path), "/proc/%d/map_files/%s", pid,
 				 range);
 		}
+		/* no interpreter: the executable's first mapping holds its headers */
+		if (!base && phdr >= start && phdr < end && !exe_base) {
+			exe_base = start;
+			snprintf(exe, sizeof(exe), "/proc/%d/map_files/%s", pid, range);
+		}
 		if (!mi->has_libc && !strncmp(bn, "libc.so", 7)) {
 			mi->has_libc = true;
 			snprintf(mi->libc_path, sizeof(mi->libc_path), "/proc/%d/map_files/%s", pid,
@@ -419,6 +426,11 @@ int tnf_proc_maps(pid_t pid, struct tnf_maps_info *mi)
 		}
 	}
 	fclose(f);
+	/* `ld.so PROG`: ld.so is the executable (AT_BASE 0), and PROG's rtld */
+	if (exe_base && tnf_elf_is_rtld(exe)) {
+		mi->ldso_base = exe_base;
+		memcpy(mi->ldso_path, exe, sizeof(mi->ldso_path));
+	}
 	return mi->ldso_base ? 0 : -1;
 }
 
