@@ -80,8 +80,6 @@ struct {
 	__type(value, struct tnf_rec);
 } rec_buf SEC(".maps");
 
-__u64 seq;
-
 static void count_lost(void)
 {
 	u32 zero = 0;
@@ -100,7 +98,6 @@ static struct tnf_rec *rec_begin(u32 kind, u32 tgid, u32 tid)
 		count_lost();
 		return NULL;
 	}
-	r->seq = __sync_fetch_and_add(&seq, 1);
 	r->time_ns = bpf_ktime_get_ns();
 	r->kind = kind;
 	r->flags = 0;

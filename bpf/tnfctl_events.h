@@ -59,7 +59,6 @@ struct tnf_tgid_state {
  * records carry none, so one costs 64 bytes, not 4 KiB.
  */
 struct tnf_rec {
-	unsigned long long seq;
 	unsigned long long time_ns; /* bpf_ktime_get_ns: CLOCK_MONOTONIC */
 	unsigned int kind;
 	unsigned int flags;

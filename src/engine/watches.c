@@ -71,8 +71,9 @@ static tnfctl_errcode_t load(void)
 
 	if (skel)
 		return TNFCTL_ERR_NONE;
-	if (!tnf_kfeatures()->base || !tnf_kfeatures()->iter_task || !tnf_kfeatures()->loop) {
-		dbg("watch: the kernel lacks BPF task iterators or bpf_loop\n");
+	if (!tnf_kfeatures()->base || !tnf_kfeatures()->iter_task || !tnf_kfeatures()->loop ||
+	    !tnf_kfeatures()->atomic_fetch) {
+		dbg("watch: the kernel lacks BPF task iterators, bpf_loop or atomic fetch\n");
 		return TNFCTL_ERR_KERNEL;
 	}
 	s = tnfctl_watch_bpf__open();

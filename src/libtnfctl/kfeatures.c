@@ -41,7 +41,7 @@ static bool has_enumerator(const struct btf *btf, const char *type, const char *
 }
 
 /*
- * BPF atomic fetch-and-add (5.12; the records' sequence numbers): a tiny
+ * BPF atomic fetch-and-add (5.12; the watch's sequence numbers): a tiny
  * socket filter doing one on its stack.  Only a verifier's EINVAL counts as
  * missing: without privileges (EPERM) the real load says so later.
  */
@@ -69,12 +69,17 @@ static bool has_atomic_fetch(void)
 }
 
 /*
- * An fexit program on @func that loads and attaches: BPF trampolines are
- * not allowed everywhere (EPERM seen on a 6.18 guest kernel), so try one.
+ * An fexit program on @func that reads its first argument, loads and
+ * attaches: BPF trampolines are not allowed everywhere (EPERM seen on a
+ * 6.18 guest kernel), and 5.10's verifier refuses the read where
+ * the argument's type is a forward declaration (struct pt_regs of
+ * the syscall wrappers), so try one as ours are.
  */
 static bool has_fexit(const struct btf *btf, const char *func)
 {
 	const struct bpf_insn insns[] = {
+		/* r0 = *(u64 *)(r1 + 0): the first argument */
+		{.code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_0, .src_reg = BPF_REG_1},
 		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0},
 		{.code = BPF_JMP | BPF_EXIT},
 	};
@@ -105,7 +110,8 @@ static void probe(void)
 	kf.base =
 		btf__find_by_name_kind(btf, "btf_trace_sched_process_fork", BTF_KIND_TYPEDEF) > 0 &&
 		btf__find_by_name_kind(btf, "btf_trace_sched_process_exec", BTF_KIND_TYPEDEF) > 0 &&
-		has_enumerator(btf, "bpf_map_type", "BPF_MAP_TYPE_RINGBUF") && has_atomic_fetch();
+		has_enumerator(btf, "bpf_map_type", "BPF_MAP_TYPE_RINGBUF");
+	kf.atomic_fetch = has_atomic_fetch();
 	kf.iter_task = btf__find_by_name_kind(btf, "bpf_iter__task", BTF_KIND_STRUCT) > 0;
 	kf.loop = has_enumerator(btf, "bpf_func_id", "BPF_FUNC_loop");
 	kf.send_signal_task =

@@ -17,11 +17,11 @@ struct bpf_link;
 struct tnf_kfeatures {
 	/*
 	 * What every BPF object here needs: BTF, tp_btf programs on the
-	 * sched_process_* tracepoints (5.5), the BPF ring buffer (5.8) and
-	 * atomic fetch-and-add (5.12).
+	 * sched_process_* tracepoints (5.5) and the BPF ring buffer (5.8).
 	 * Without it an open fails with TNFCTL_ERR_KERNEL.
 	 */
 	bool base;
+	bool atomic_fetch;     /* BPF atomic fetch-and-add (5.12): the passive watch */
 	bool iter_task;	       /* iter/task programs (5.8): the passive watch */
 	bool loop;	       /* the bpf_loop helper (5.17): the passive watch */
 	bool send_signal_task; /* kfunc bpf_send_signal_task (6.13+) */
