@@ -16,7 +16,8 @@
  * CAP_SYS_PTRACE and CAP_CHECKPOINT_RESTORE (permitted and effective), the
  * documented minimum, and CAP_SYS_ADMIN where the kernel has no
  * uprobe_multi links (before 6.6, or TNFCTL_NO_UPROBE_MULTI): a perf
- * uprobe needs it (README, Requirements).  "suspend" opens with
+ * uprobe needs it (README, Requirements); and before 5.11, an unlimited
+ * RLIMIT_MEMLOCK.  "suspend" opens with
  * TNFCTL_OPEN_NOPROBES, closes the first handle with TNFCTL_TARG_SUSPEND,
  * keeps the others, writes "suspended" and waits to be killed.
  */
@@ -31,6 +32,7 @@
 #include <string.h>
 #include <linux/capability.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <tnf/tnfctl.h>
@@ -76,29 +78,34 @@ static void *sym(void *lib, const char *name)
 	return p;
 }
 
-/* The kernel has uprobe_multi links: its BTF names struct bpf_uprobe_multi_link. */
-static int have_uprobe_multi(void)
+/* The kernel's BTF holds the string @name (a type or enumerator name). */
+static int btf_has_name(const char *name)
 {
-	static const char name[] = "bpf_uprobe_multi_link";
-	const char *no = getenv("TNFCTL_NO_UPROBE_MULTI");
-	char buf[65536 + sizeof(name)];
+	size_t nlen = strlen(name) + 1; /* the NUL included */
+	char buf[65536 + 256];
 	size_t keep = 0;
 	ssize_t n;
 	int fd, found = 0;
 
-	if (no && *no)
-		return 0;
 	fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
 	while (fd >= 0 && !found && (n = read(fd, buf + keep, sizeof(buf) - keep)) > 0) {
 		size_t len = keep + (size_t)n;
 
-		found = memmem(buf, len, name, sizeof(name)) != NULL; /* the NUL included */
-		keep = len < sizeof(name) ? len : sizeof(name);
+		found = memmem(buf, len, name, nlen) != NULL;
+		keep = len < nlen ? len : nlen;
 		memmove(buf, buf + len - keep, keep);
 	}
 	if (fd >= 0)
 		close(fd);
 	return found;
+}
+
+/* The kernel has uprobe_multi links: its BTF names struct bpf_uprobe_multi_link. */
+static int have_uprobe_multi(void)
+{
+	const char *no = getenv("TNFCTL_NO_UPROBE_MULTI");
+
+	return !(no && *no) && btf_has_name("bpf_uprobe_multi_link");
 }
 
 /* uid/gid 65534 with the documented minimum of capabilities only. */
@@ -110,6 +117,18 @@ static int drop_to_capped(void)
 	int admin = !have_uprobe_multi();
 	unsigned int i;
 
+	/*
+	 * Before 5.11, BPF memory counts against RLIMIT_MEMLOCK, which libbpf
+	 * raises only with CAP_SYS_RESOURCE: there the documented minimum
+	 * includes `ulimit -l unlimited`.  libbpf's own test: the helper that
+	 * came with memcg accounting.
+	 */
+	if (!btf_has_name("BPF_FUNC_ktime_get_coarse_ns")) {
+		struct rlimit inf = {RLIM_INFINITY, RLIM_INFINITY};
+
+		if (setrlimit(RLIMIT_MEMLOCK, &inf))
+			return -1;
+	}
 	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) || setgroups(0, NULL) ||
 	    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
 		return -1;
