@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 
 #include "internal.h"
+#include "kfeatures.h"
 #include "ktrace.h"
 #include "tnf_runtime.h"
 
@@ -157,6 +158,11 @@ TNF_API tnfctl_errcode_t tnfctl_kernel_open(tnfctl_handle_t **retval)
 	}
 	if (!may_trace_kernel()) {
 		err = TNFCTL_ERR_ACCES;
+		goto fail;
+	}
+	/* A probe's BPF program knows which it is by its link's cookie (5.15). */
+	if (!tnf_kfeatures()->base || !tnf_kfeatures()->attach_cookie) {
+		err = TNFCTL_ERR_KERNEL;
 		goto fail;
 	}
 	k->tracefs = kt_tracefs();

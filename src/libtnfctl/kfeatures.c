@@ -112,6 +112,7 @@ static void probe(void)
 		btf__find_by_name_kind(btf, "btf_trace_sched_process_exec", BTF_KIND_TYPEDEF) > 0 &&
 		has_enumerator(btf, "bpf_map_type", "BPF_MAP_TYPE_RINGBUF");
 	kf.atomic_fetch = has_atomic_fetch();
+	kf.attach_cookie = has_enumerator(btf, "bpf_func_id", "BPF_FUNC_get_attach_cookie");
 	kf.iter_task = btf__find_by_name_kind(btf, "bpf_iter__task", BTF_KIND_STRUCT) > 0;
 	kf.loop = has_enumerator(btf, "bpf_func_id", "BPF_FUNC_loop");
 	kf.send_signal_task =

@@ -22,6 +22,7 @@ struct tnf_kfeatures {
 	 */
 	bool base;
 	bool atomic_fetch;     /* BPF atomic fetch-and-add (5.12): the passive watch */
+	bool attach_cookie;    /* bpf_get_attach_cookie (5.15): kernel mode, the watch */
 	bool iter_task;	       /* iter/task programs (5.8): the passive watch */
 	bool loop;	       /* the bpf_loop helper (5.17): the passive watch */
 	bool send_signal_task; /* kfunc bpf_send_signal_task (6.13+) */

@@ -325,6 +325,12 @@ void kernel_open(void)
 			 tnfctl_strerror(err));
 		exit(1);
 	}
+	if (err == TNFCTL_ERR_KERNEL) {
+		prex_msg("trouble attaching to the kernel: %s: kernel tracing needs BPF "
+			 "cookies on perf-event links (Linux 5.15)",
+			 tnfctl_strerror(err));
+		exit(1);
+	}
 	if (err) {
 		prex_msg("trouble attaching to the kernel: %s", tnfctl_strerror(err));
 		exit(1);
