@@ -554,6 +554,7 @@ static void test_shell_loop(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	log_new(log);
 	if (tnfctl_watch_exec("/bin/sh", argv, NULL, 0, &w, &root) != TNFCTL_ERR_NONE)
 		fail_msg("tnfctl_watch_exec failed");
@@ -611,6 +612,7 @@ static void test_fork_bomb(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	log_new(log);
 	root = watch_exec_self(argv, 0, &w);
 	collect(w, &ev);
@@ -634,6 +636,7 @@ static void test_threads_fork(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	log_new(log);
 	root = watch_exec_self(argv, 0, &w);
 	collect(w, &ev);
@@ -676,6 +679,7 @@ static void test_exec_from_thread(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	log_new(log);
 	root = watch_exec_self(argv, 0, &w);
 	collect(w, &ev);
@@ -710,6 +714,7 @@ static void test_dlopen_dlclose(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	tl_path_of(plug, "tests/solibs/libtl_plug.so");
 	p = tl_start_target(tl.target, 0);
 	assert_int_equal(tnfctl_watch_open(p->pid, TNFCTL_WATCH_DL, &w), TNFCTL_ERR_NONE);
@@ -761,6 +766,7 @@ static void test_dlopen_rule_sequence(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	p = tl_start_target(tl.target, 0);
 	assert_int_equal(tnfctl_watch_open(p->pid, TNFCTL_WATCH_DL, &w), TNFCTL_ERR_NONE);
 	w_track(w);
@@ -802,6 +808,7 @@ static void test_dlopen_by_libc(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	p = tl_start_target(tl.target, 0);
 	assert_int_equal(tnfctl_watch_open(p->pid, TNFCTL_WATCH_DL, &w), TNFCTL_ERR_NONE);
 	w_track(w);
@@ -839,6 +846,7 @@ static void test_dlmopen_dlclose(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	if (tl_env_int("SANITIZE", 0) == 1) {
 		/* dlmopen loads a second ASan runtime in the new namespace: it aborts */
 		print_message("skipped: the target is built with ASan, which cannot dlmopen\n");
@@ -876,6 +884,7 @@ static void test_no_dl_without_flag(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	tl_path_of(plug, "tests/solibs/libtl_plug.so");
 	p = tl_start_target(tl.target, 0);
 	assert_int_equal(tnfctl_watch_open(p->pid, 0, &w), TNFCTL_ERR_NONE);
@@ -923,6 +932,7 @@ static void test_descendants_at_open(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	assert_int_equal(pipe2(reply, O_CLOEXEC), 0);
 	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
 	snprintf(rfd, sizeof(rfd), "%d", reply[1]);
@@ -988,6 +998,7 @@ static void test_lost_records_reported(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	log_new(log);
 	root = watch_exec_self_opts(argv, &opts, &w);
 	/* The whole tree ends before a single record is read. */
@@ -1083,6 +1094,7 @@ static void test_trees_side_by_side(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	assert_true(bp && cp);
 	log_new(clog);
 	for (i = 0; i < SIDE_TREES; i++) {
@@ -1134,6 +1146,7 @@ static void test_errors_and_permission(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	assert_int_equal(tnfctl_watch_open(getpid(), 0, NULL), TNFCTL_ERR_BADARG);
 	assert_int_equal(tnfctl_watch_open(getpid(), 0x80, &w), TNFCTL_ERR_BADARG);
 	assert_int_equal(tnfctl_watch_open(0, 0, &w), TNFCTL_ERR_NOPROCESS);
@@ -1184,6 +1197,7 @@ static void test_follow_no_stop(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	log_new(out);
 	env = tl_env_build(NULL);
 	pid = tl_spawn(argv, env, -1, NULL);
@@ -1226,6 +1240,7 @@ static void test_dl_both_link_kinds(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	tl_path_of(plug, "tests/solibs/libtl_plug.so");
 	for (kind = 0; kind < 4; kind++) {
 		nostop = kind & 1;
@@ -1298,6 +1313,7 @@ static void test_nested_trees(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	log_new(log);
 	snprintf(fifo, sizeof(fifo), "%s.fifo", log);
 	assert_int_equal(mkfifo(fifo, 0600), 0);
@@ -1397,6 +1413,7 @@ static void test_watcher_killed_leaves_nothing(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	p = tl_start_target(tl.target, 1);
 	q = tl_start_target(tl.target, 0);
 	assert_int_equal(tnfctl_watch_open(q->pid, 0, &w0), TNFCTL_ERR_NONE);
@@ -1478,6 +1495,7 @@ static void test_watch_beside_handle(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	p = tl_start_target(tl.target, 1);
 	h = tl_pid_open(p->pid);
 	assert_int_equal(tnfctl_watch_open(p->pid, 0, &w), TNFCTL_ERR_NONE);
@@ -1534,6 +1552,7 @@ static void test_reused_slots_isolated(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	x = tl_start_target(tl.target, 0);
 	tl_send(x, "forkloop");
 	tl_expect(x, "forkloop");
@@ -1578,6 +1597,7 @@ static void test_warm_open_loads_nothing(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	p = tl_start_target(tl.target, 1);
 	q = tl_start_target(tl.target, 0);
 	/* the first watch and the first handle: the engine loads what they need */
@@ -1620,6 +1640,7 @@ static void test_engine_killed_under_watch(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	p = tl_start_target(tl.target, 0);
 	assert_int_equal(tnfctl_watch_open(p->pid, 0, &w), TNFCTL_ERR_NONE);
 	w_track(w);

@@ -28,6 +28,7 @@
 #define TESTLIB_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -1803,6 +1804,43 @@ static inline int tl_teardown(void **state)
 		}                                                                                  \
 		if (access("/sys/kernel/btf/vmlinux", R_OK)) {                                     \
 			print_message("SKIP: /sys/kernel/btf/vmlinux is missing\n");               \
+			skip();                                                                    \
+		}                                                                                  \
+	} while (0)
+
+/* The kernel's BTF holds the string @name (a type or enumerator name). */
+static inline bool tl_btf_has_name(const char *name)
+{
+	size_t nlen = strlen(name) + 1; /* the NUL included */
+	char buf[65536 + 256];
+	size_t keep = 0;
+	ssize_t n;
+	bool found = false;
+	int fd;
+
+	fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
+	while (fd >= 0 && !found && (n = read(fd, buf + keep, sizeof(buf) - keep)) > 0) {
+		size_t len = keep + (size_t)n;
+
+		found = memmem(buf, len, name, nlen) != NULL;
+		keep = len < nlen ? len : nlen;
+		memmove(buf, buf + len - keep, keep);
+	}
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+/*
+ * Skips the calling test (with the reason) on a kernel without the
+ * bpf_loop helper (5.17), the newest of what the passive watch needs
+ * (README, Requirements).  Where the kernel has it, a watch that cannot
+ * open fails the test.
+ */
+#define tl_require_watch()                                                                         \
+	do {                                                                                       \
+		if (!tl_btf_has_name("BPF_FUNC_loop")) {                                           \
+			print_message("SKIP: the watch needs bpf_loop (Linux 5.17)\n");            \
 			skip();                                                                    \
 		}                                                                                  \
 	} while (0)
