@@ -310,7 +310,7 @@ static bool has_comment(const char *l)
 int source_read(char **text, int *first_line)
 {
 	char *acc = NULL;
-	size_t len = 0;
+	size_t len = 0, cap = 0;
 	int nul_line = 0;
 
 	for (;;) {
@@ -354,14 +354,22 @@ int source_read(char **text, int *first_line)
 			free(line);
 			free(acc);
 			acc = NULL;
-			len = 0;
+			len = cap = 0;
 			nul_line = 0;
 			continue;
 		}
-		acc = realloc(acc, len + n + 1);
-		if (!acc) {
-			perror("prex");
-			exit(1);
+		/* doubling: a realloc per joined line copies the whole command each time */
+		if (len + n + 1 > cap) {
+			size_t c = cap ? cap : 256;
+
+			while (c < len + n + 1)
+				c *= 2;
+			acc = realloc(acc, c);
+			if (!acc) {
+				perror("prex");
+				exit(1);
+			}
+			cap = c;
 		}
 		memcpy(acc + len, line, n + 1);
 		/* backslash-newline continues the statement on the next line */
