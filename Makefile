@@ -193,7 +193,7 @@ $(B)/prex: $(PREX_OBJS) $(B)/libtnfctl.so
 -include $(PREX_OBJS:.o=.d)
 
 # ---- tests ----------------------------------------------------------------
-$(B)/tests/%: tests/%.c tests/testlib.h tests/englib.h tests/holdlib.h tests/helpers/tl_pidfd_broker.h tests/probelib.h tests/prexlib.h \
+$(B)/tests/%: tests/%.c tests/testlib.h tests/helpers/tl_btf.h tests/englib.h tests/holdlib.h tests/helpers/tl_pidfd_broker.h tests/probelib.h tests/prexlib.h \
 		tests/tnf_swap.h tests/blocklib.h $(B)/libtnfctl.so $(B)/libtnf.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests -Isrc/libtnf -o $@ $< -L$(B) -ltnfctl $(B)/libtnf.a $(LIBS_TEST) -lm \
@@ -233,6 +233,7 @@ $(B)/tests/helpers/%: tests/helpers/%.c tests/helpers/target_common.h
 	$(CC) $(CFLAGS) -o $@ $< $(SAN_TARGET) -ldl -lpthread
 
 $(B)/tests/helpers/tl_pidfd_broker: tests/helpers/tl_pidfd_broker.h
+$(B)/tests/helpers/tl_ctl: tests/helpers/tl_btf.h
 
 # Shared objects with probes (preloaded or dlopened by the test targets).
 $(B)/tests/solibs/%.so: tests/solibs/%.c include/tnf/probe.h
@@ -247,7 +248,7 @@ $(B)/tests/helpers/tl_internal: tests/helpers/tl_internal.c $(B)/libtnfctl.so $(
 tests: all $(TEST_BINS) $(TEST_HELPERS) $(TEST_SOLIBS)
 
 $(B)/tests/test_faults: tests/stress/storm.h
-$(B)/tests/test_stress: tests/stress/test_stress.c tests/stress/storm.h tests/testlib.h \
+$(B)/tests/test_stress: tests/stress/test_stress.c tests/stress/storm.h tests/testlib.h tests/helpers/tl_btf.h \
 		tests/helpers/tl_pidfd_broker.h \
 		tests/probelib.h tests/blocklib.h $(B)/libtnfctl.so $(B)/libtnf.a
 	@mkdir -p $(dir $@)

@@ -56,6 +56,7 @@
 
 #include <tnf/tnfctl.h>
 
+#include "helpers/tl_btf.h"
 #include "helpers/tl_pidfd_broker.h"
 
 extern char **environ;
@@ -1807,29 +1808,6 @@ static inline int tl_teardown(void **state)
 			skip();                                                                    \
 		}                                                                                  \
 	} while (0)
-
-/* The kernel's BTF holds the string @name (a type or enumerator name). */
-static inline bool tl_btf_has_name(const char *name)
-{
-	size_t nlen = strlen(name) + 1; /* the NUL included */
-	char buf[65536 + 256];
-	size_t keep = 0;
-	ssize_t n;
-	bool found = false;
-	int fd;
-
-	fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
-	while (fd >= 0 && !found && (n = read(fd, buf + keep, sizeof(buf) - keep)) > 0) {
-		size_t len = keep + (size_t)n;
-
-		found = memmem(buf, len, name, nlen) != NULL;
-		keep = len < nlen ? len : nlen;
-		memmove(buf, buf + len - keep, keep);
-	}
-	if (fd >= 0)
-		close(fd);
-	return found;
-}
 
 /*
  * Skips the calling test (with the reason) on a kernel without the

@@ -36,6 +36,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <tnf/tnfctl.h>
+#include "tl_btf.h"
 
 #define MAX_HANDLES 8
 
@@ -78,34 +79,12 @@ static void *sym(void *lib, const char *name)
 	return p;
 }
 
-/* The kernel's BTF holds the string @name (a type or enumerator name). */
-static int btf_has_name(const char *name)
-{
-	size_t nlen = strlen(name) + 1; /* the NUL included */
-	char buf[65536 + 256];
-	size_t keep = 0;
-	ssize_t n;
-	int fd, found = 0;
-
-	fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
-	while (fd >= 0 && !found && (n = read(fd, buf + keep, sizeof(buf) - keep)) > 0) {
-		size_t len = keep + (size_t)n;
-
-		found = memmem(buf, len, name, nlen) != NULL;
-		keep = len < nlen ? len : nlen;
-		memmove(buf, buf + len - keep, keep);
-	}
-	if (fd >= 0)
-		close(fd);
-	return found;
-}
-
 /* The kernel has uprobe_multi links: its BTF names struct bpf_uprobe_multi_link. */
 static int have_uprobe_multi(void)
 {
 	const char *no = getenv("TNFCTL_NO_UPROBE_MULTI");
 
-	return !(no && *no) && btf_has_name("bpf_uprobe_multi_link");
+	return !(no && *no) && tl_btf_has_name("bpf_uprobe_multi_link");
 }
 
 /* uid/gid 65534 with the documented minimum of capabilities only. */
@@ -123,7 +102,7 @@ static int drop_to_capped(void)
 	 * includes `ulimit -l unlimited`.  libbpf's own test: the helper that
 	 * came with memcg accounting.
 	 */
-	if (!btf_has_name("BPF_FUNC_ktime_get_coarse_ns")) {
+	if (!tl_btf_has_name("BPF_FUNC_ktime_get_coarse_ns")) {
 		struct rlimit inf = {RLIM_INFINITY, RLIM_INFINITY};
 
 		if (setrlimit(RLIMIT_MEMLOCK, &inf))
