@@ -714,10 +714,8 @@ static void test_follow_prints_argv(void **state)
 
 	(void)state;
 	tl_require_root();
-	if (!tl_btf_has_name("BPF_FUNC_loop")) {
-		print_message("--no-stop left out: the watch needs bpf_loop (Linux 5.17)\n");
+	if (!tl_watch_supported())
 		modes = 1;
-	}
 	spec_write(&s, "/", "/bin/true", hard_argv());
 	fail_setup(0, path, &f);
 	for (m = 0; m < modes; m++) {
@@ -734,6 +732,7 @@ static void test_follow_prints_argv(void **state)
 	}
 	unlink(s.file);
 	unlink(f.file);
+	tl_watch_half_end();
 }
 
 int main(int argc, char **argv)

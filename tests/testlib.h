@@ -1810,15 +1810,34 @@ static inline int tl_teardown(void **state)
 	} while (0)
 
 /*
- * Skips the calling test (with the reason) on a kernel without the
- * bpf_loop helper (5.17), the newest of what the passive watch needs
- * (README, Requirements).  Where the kernel has it, a watch that cannot
- * open fails the test.
+ * Whether the passive watch can run here: the newest of what it needs is
+ * the bpf_loop helper (5.17; README, Requirements).  Where it can, a watch
+ * that cannot open is a failure.
  */
+static inline bool tl_watch_supported(void)
+{
+	return tl_btf_has_name("BPF_FUNC_loop");
+}
+
+/* Skips the calling test, with the reason, where the watch cannot run. */
 #define tl_require_watch()                                                                         \
 	do {                                                                                       \
-		if (!tl_btf_has_name("BPF_FUNC_loop")) {                                           \
+		if (!tl_watch_supported()) {                                                       \
 			print_message("SKIP: the watch needs bpf_loop (Linux 5.17)\n");            \
+			skip();                                                                    \
+		}                                                                                  \
+	} while (0)
+
+/*
+ * For a test of both modes (the stopping API, then the watch): where the
+ * watch cannot run, the test runs its stopping half and ends here, reported
+ * as skipped with the reason, not as passed.
+ */
+#define tl_watch_half_end()                                                                        \
+	do {                                                                                       \
+		if (!tl_watch_supported()) {                                                       \
+			print_message("SKIP: the stopping half passed; the watch's half needs "    \
+				      "bpf_loop (Linux 5.17)\n");                                 \
 			skip();                                                                    \
 		}                                                                                  \
 	} while (0)
