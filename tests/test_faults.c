@@ -1399,6 +1399,7 @@ static void test_full_ring_watch_and_stopping(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	st_raise_nofile();
 	st_new_log(log, sizeof(log));
 	st_reset();

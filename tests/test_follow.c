@@ -285,7 +285,7 @@ static void test_follow_python_ctypes(void **state)
 	(void)state;
 	tl_require_root();
 	need_python3(py, sizeof(py));
-	for (mode = 0; mode < 2; mode++) {
+	for (mode = 0; mode < tl_follow_modes(); mode++) {
 		opts[0] = mode ? "--no-stop" : NULL;
 		run_follow_opts(&r, opts, args, 3 * tl.timeout_ms);
 		for (i = nopen = 0; i < r.nev; i++) {
@@ -314,6 +314,7 @@ static void test_follow_python_ctypes(void **state)
 		}
 		free_run(&r);
 	}
+	tl_watch_half_end();
 }
 
 /* The bundled demo: exit 0 and every lifecycle event. */
@@ -394,6 +395,8 @@ static void test_follow_cannot_run_no_event(void **state)
 		char *o[4] = {NULL};
 		int k = 0;
 
+		if ((mode & 1) && !tl_watch_supported())
+			continue;
 		if (mode & 2) {
 			o[k++] = out;
 			o[k++] = "--format=json";
@@ -419,6 +422,7 @@ static void test_follow_cannot_run_no_event(void **state)
 	}
 	snprintf(json, sizeof(json), "rm -rf %s", dir);
 	assert_int_equal(system(json), 0);
+	tl_watch_half_end();
 }
 
 /*
@@ -452,6 +456,10 @@ static void test_follow_under_another_tracer(void **state)
 			 r.status);
 	}
 	free_run(&r);
+	if (!tl_watch_supported()) {
+		tl_asan_leaks_restore(asan);
+		tl_watch_half_end();
+	}
 	follow_prefix = prefix;
 	run_follow_opts(&r, nostop, args, tl.timeout_ms);
 	follow_prefix = NULL;
@@ -526,6 +534,7 @@ static void test_follow_no_stop_releases_nothing(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	run_follow_opts(&r, opts, args, tl.timeout_ms);
 	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status))
 		fail_msg("tnfctl-follow --no-stop: wait status 0x%x", r.status);
@@ -689,7 +698,7 @@ static void test_follow_json_tree(void **state)
 		 "echo > %s\n"
 		 "exit 5\n",
 		 fifo, fifo);
-	for (mode = 0; mode < 2; mode++) {
+	for (mode = 0; mode < tl_follow_modes(); mode++) {
 		assert_int_equal(mkfifo(fifo, 0600), 0);
 		opts[2] = mode ? "--no-stop" : NULL;
 		run_follow_opts(&r, opts, args, 3 * tl.timeout_ms);
@@ -704,6 +713,7 @@ static void test_follow_json_tree(void **state)
 		unlink(file);
 	}
 	rmdir(dir);
+	tl_watch_half_end();
 }
 
 /*
@@ -798,6 +808,7 @@ static void test_follow_merge_with_probes(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	need_python3(py, sizeof(py));
 	assert_non_null(mkdtemp(dir));
 	snprintf(merged, sizeof(merged), "%s/merged.json", dir);
@@ -951,7 +962,7 @@ static void test_follow_reader_leaves(void **state)
 	(void)state;
 	tl_require_root();
 	for (c = 0; c < 2; c++)
-		for (mode = 0; mode < 2; mode++)
+		for (mode = 0; mode < tl_follow_modes(); mode++)
 			for (fmt = 0; fmt < 3; fmt++) {
 				char **opts = mode ? nostop : stop;
 				struct piped_follow f;
@@ -980,6 +991,7 @@ static void test_follow_reader_leaves(void **state)
 					fail_msg("%s: wait status 0x%x, expected %s; stderr \"%s\"",
 						 what, st, c ? "exit 0" : "SIGPIPE", err);
 			}
+	tl_watch_half_end();
 }
 
 /*
@@ -1443,6 +1455,7 @@ static void test_follow_no_stop_engine_killed(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	spawn_read_output(p, argv);
 	while ((line = tl_read_line(p, tl.timeout_ms)) && !strstr(line, "started"))
 		;

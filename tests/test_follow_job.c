@@ -120,13 +120,14 @@ static void test_follow_asan_both_modes(void **state)
 	(void)state;
 	tl_require_root();
 	args[1] = (char *)helper("asan_prog");
-	for (m = 0; m < 2; m++) {
+	for (m = 0; m < (size_t)tl_follow_modes(); m++) {
 		follow_pipe(&r, modes[m], args);
 		expect_exit(&r, 0, "ASan program", modes[m]);
 		expect_out(&r, "asan_prog: LD_PRELOAD (unset)", "ASan program", modes[m]);
 		if (strstr(r.out, "ASan runtime does not come first"))
 			fail_msg("ASan refused to start (%s):\n%s", MODE_NAME(modes[m]), r.out);
 	}
+	tl_watch_half_end();
 }
 
 /*
@@ -363,19 +364,20 @@ static void test_follow_errors(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(tl_write_all(fd, "echo hi\n", 8), 0);
 	close(fd);
-	for (m = 0; m < 2; m++) {
+	for (m = 0; m < (size_t)tl_follow_modes(); m++) {
 		follow_pipe(&r, modes[m], a5);
 		expect_exit(&r, 127, "a missing program", modes[m]);
 		expect_out(&r, "/nonexistent/tl-prog: No such file or directory",
 			   "a missing program", modes[m]);
 	}
 	/* execve's own reason and 126, in both modes (--no-stop said 127) */
-	for (m = 0; m < 2; m++) {
+	for (m = 0; m < (size_t)tl_follow_modes(); m++) {
 		follow_pipe(&r, modes[m], a6);
 		expect_exit(&r, 126, "a script without #!", modes[m]);
 		expect_out(&r, "Exec format error", "a script without #!", modes[m]);
 	}
 	unlink(noexec);
+	tl_watch_half_end();
 }
 
 /* @argv (a build artefact @argv[0]) with stdout+stderr on a pipe, stdin /dev/null. */
@@ -649,7 +651,7 @@ static void test_follow_pty_cat(void **state)
 
 	(void)state;
 	tl_require_root();
-	for (m = 0; m < 2; m++) {
+	for (m = 0; m < (size_t)tl_follow_modes(); m++) {
 		pty_follow(&t, modes[m], args);
 		pty_write(&t, "hello tnf\n");
 		/* the terminal's echo, then cat's copy */
@@ -660,6 +662,7 @@ static void test_follow_pty_cat(void **state)
 			fail_msg("cat (%s): wait status 0x%x, expected exit 0", MODE_NAME(modes[m]),
 				 st);
 	}
+	tl_watch_half_end();
 }
 
 /* Whether @nr is a syscall that waits for terminal input. */
@@ -817,7 +820,7 @@ static void test_follow_pty_ctrl_z(void **state)
 		print_message("SKIP: no /bin/bash\n");
 		skip();
 	}
-	for (m = 0; m < 2; m++) {
+	for (m = 0; m < (size_t)tl_follow_modes(); m++) {
 		env = tl_env_build(extra);
 		fflush(stdout);
 		fflush(stderr);
@@ -849,6 +852,7 @@ static void test_follow_pty_ctrl_z(void **state)
 			fail_msg("cat after Ctrl-Z and fg (%s): bash's status 0x%x, expected 0",
 				 MODE_NAME(modes[m]), st);
 	}
+	tl_watch_half_end();
 }
 
 /*
@@ -872,7 +876,7 @@ static void test_follow_pty_shell_jobs(void **state)
 		print_message("SKIP: no /bin/bash or /usr/bin/env\n");
 		skip();
 	}
-	for (m = 0; m < 2; m++) {
+	for (m = 0; m < (size_t)tl_follow_modes(); m++) {
 		pty_follow(&t, modes[m], args);
 		pty_until(&t, "tl$ ", "bash's prompt");
 		pty_write(&t, "cat\n");
@@ -888,6 +892,7 @@ static void test_follow_pty_shell_jobs(void **state)
 				 "exit 3",
 				 MODE_NAME(modes[m]), st);
 	}
+	tl_watch_half_end();
 }
 
 /* python3's REPL: it reads the terminal, Ctrl-C is its KeyboardInterrupt, its exit is ours. */
@@ -904,7 +909,7 @@ static void test_follow_pty_python_repl(void **state)
 		print_message("SKIP: no python3\n");
 		skip();
 	}
-	for (m = 0; m < 2; m++) {
+	for (m = 0; m < (size_t)tl_follow_modes(); m++) {
 		pty_follow(&t, modes[m], args);
 		pty_until(&t, ">>> ", MODE_NAME(modes[m]));
 		pty_write(&t, "print(6 * 7)\n");
@@ -920,6 +925,7 @@ static void test_follow_pty_python_repl(void **state)
 			fail_msg("python3 (%s): wait status 0x%x, expected exit 3",
 				 MODE_NAME(modes[m]), st);
 	}
+	tl_watch_half_end();
 }
 
 /*
@@ -1198,7 +1204,7 @@ static void test_follow_pty_ctrl_c_tree(void **state)
 
 	(void)state;
 	tl_require_root();
-	for (m = 0; m < 2; m++) {
+	for (m = 0; m < (size_t)tl_follow_modes(); m++) {
 		pty_follow(&t, modes[m], args);
 		wait_live("sleep", 3, MODE_NAME(modes[m]));
 		pty_write(&t, "\x03");
@@ -1208,6 +1214,7 @@ static void test_follow_pty_ctrl_c_tree(void **state)
 				 MODE_NAME(modes[m]), st);
 		assert_tree_gone("sleep", MODE_NAME(modes[m]));
 	}
+	tl_watch_half_end();
 }
 
 /*
@@ -1225,7 +1232,7 @@ static void test_follow_sigterm_tree(void **state)
 
 	(void)state;
 	tl_require_root();
-	for (m = 0; m < 2; m++)
+	for (m = 0; m < (size_t)tl_follow_modes(); m++)
 		for (s = 0; s < 2; s++) {
 			pty_follow(&t, modes[m], args);
 			wait_live("sleep", 3, MODE_NAME(modes[m]));
@@ -1236,6 +1243,7 @@ static void test_follow_sigterm_tree(void **state)
 					 strsignal(sigs[s]), MODE_NAME(modes[m]), st);
 			assert_tree_gone("sleep", MODE_NAME(modes[m]));
 		}
+	tl_watch_half_end();
 }
 
 /*
@@ -1273,7 +1281,7 @@ static void test_follow_pty_hangup(void **state)
 	if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGHUP)
 		fail_msg("hang-up, untraced: wait status 0x%x, expected killed by SIGHUP", st);
 	assert_tree_gone("sleep", "untraced");
-	for (m = 0; m < 2; m++) {
+	for (m = 0; m < (size_t)tl_follow_modes(); m++) {
 		pty_follow(&t, modes[m], args);
 		wait_live("sleep", 3, MODE_NAME(modes[m]));
 		close(t.master);
@@ -1284,6 +1292,7 @@ static void test_follow_pty_hangup(void **state)
 				 MODE_NAME(modes[m]), st);
 		assert_tree_gone("sleep", MODE_NAME(modes[m]));
 	}
+	tl_watch_half_end();
 }
 
 int main(void)

@@ -244,6 +244,7 @@ static void watch_start(struct wrun *r, const char *kind, const char *arg)
 {
 	char *argv[] = {self_exe, "--wl", (char *)kind, (char *)arg, NULL};
 
+	tl_require_watch();
 	tl_assert_err(tnfctl_watch_exec(self_exe, argv, NULL, TNFCTL_WATCH_DL, &r->w, &r->pid),
 		      TNFCTL_ERR_NONE);
 	tl_track_pid(r->pid);
@@ -611,6 +612,7 @@ static void test_dlopen_via_ldso_watch(void **state)
 
 	(void)state;
 	tl_require_root();
+	tl_require_watch();
 	ldso_of_self(ldso, sizeof(ldso));
 	tl_path_of(plug, "tests/solibs/libtl_plug.so");
 	tl_assert_err(tnfctl_watch_exec(ldso, argv, NULL, TNFCTL_WATCH_DL, &r.w, &r.pid),

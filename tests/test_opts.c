@@ -29,6 +29,7 @@ static void watch_true(const struct tnfctl_watch_opts *opts)
 	pid_t pid;
 	int r;
 
+	tl_require_watch();
 	tl_assert_err(tnfctl_watch_exec_opts("/bin/true", true_argv, NULL, opts, &w, &pid),
 		      TNFCTL_ERR_NONE);
 	tl_track_pid(pid);

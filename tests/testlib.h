@@ -1828,6 +1828,12 @@ static inline bool tl_watch_supported(void)
 		}                                                                                  \
 	} while (0)
 
+/* How many of tnfctl-follow's modes a test can run: 2 with --no-stop, else 1. */
+static inline int tl_follow_modes(void)
+{
+	return tl_watch_supported() ? 2 : 1;
+}
+
 /*
  * For a test of both modes (the stopping API, then the watch): where the
  * watch cannot run, the test runs its stopping half and ends here, reported
@@ -1837,7 +1843,7 @@ static inline bool tl_watch_supported(void)
 	do {                                                                                       \
 		if (!tl_watch_supported()) {                                                       \
 			print_message("SKIP: the stopping half passed; the watch's half needs "    \
-				      "bpf_loop (Linux 5.17)\n");                                 \
+				      "bpf_loop (Linux 5.17)\n");                                  \
 			skip();                                                                    \
 		}                                                                                  \
 	} while (0)
