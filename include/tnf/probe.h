@@ -7,12 +7,31 @@
  * and one predictable branch.  A controller (libtnfctl) finds the blocks
  * through the section headers of each loaded object and enables, traces and
  * connects a probe by single aligned pointer stores into its block.
+ *
+ * Each site is also a SystemTap SDT probe (USDT), made by <sys/sdt.h>'s
+ * STAP_PROBEn with a semaphore: bpftrace, perf, libbpf and any other USDT
+ * consumer list and fire TNF probes, with or without a TNF controller.  The
+ * provider is TNF_USDT_PROVIDER (default "tnf"; define it before the
+ * probes of a compilation unit to change it), the name is the probe's, the
+ * arguments are the probe's (see TNF_PROBE_n).  <sys/sdt.h> (Debian's
+ * systemtap-sdt-dev) is needed to compile a program with probes, not to run
+ * it; defining TNF_NO_USDT leaves the SDT notes out.
  */
 #ifndef TNF_PROBE_H
 #define TNF_PROBE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#if !defined(NPROBE) && !defined(TNF_NO_USDT)
+#if defined(_SYS_SDT_H) && !defined(_SDT_HAS_SEMAPHORES)
+#error "<tnf/probe.h> needs <sys/sdt.h> with semaphores: include it first, or define _SDT_HAS_SEMAPHORES before <sys/sdt.h>"
+#endif
+#ifndef _SDT_HAS_SEMAPHORES
+#define _SDT_HAS_SEMAPHORES 1
+#endif
+#include <sys/sdt.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -135,15 +154,35 @@ struct tnf_ops {
  * For each argument type T: T##_tnf_t is its slot in the event, T##_tnf_desc
  * its descriptor, T##_tnf_put() stores a value.  Slots follow C layout,
  * which is also the TNF layout (inline scalars at their natural alignment,
- * references 4 bytes).
+ * references 4 bytes).  T##_tnf_arg_t is the type a value is converted to
+ * (once, when the probe fires), T##_tnf_sdt() what the USDT site gets of it:
+ * the value itself, but the bits of a float or double (an integer of the
+ * same size), as USDT consumers read integers.
  */
 #define TNF_SCALAR_TYPE_(t, ctype, kind)                                                           \
 	typedef ctype t##_tnf_t;                                                                   \
+	typedef ctype t##_tnf_arg_t;                                                               \
 	static const struct tnf_type_desc t##_tnf_desc TNF_UNUSED_ = {kind, 0, 0, 0};              \
 	static inline void t##_tnf_put(tnf_probe_setup_t *s, t##_tnf_t *slot, t##_tnf_t v)         \
 	{                                                                                          \
 		(void)s;                                                                           \
 		*slot = v;                                                                         \
+	}
+
+#define TNF_SDT_SAME_(t)                                                                           \
+	static inline t##_tnf_arg_t t##_tnf_sdt(t##_tnf_arg_t v)                                   \
+	{                                                                                          \
+		return v;                                                                          \
+	}
+#define TNF_SDT_BITS_(t, utype)                                                                    \
+	static inline utype t##_tnf_sdt(t##_tnf_arg_t v)                                           \
+	{                                                                                          \
+		union {                                                                            \
+			t##_tnf_arg_t v;                                                           \
+			utype u;                                                                   \
+		} b;                                                                               \
+		b.v = v;                                                                           \
+		return b.u;                                                                        \
 	}
 
 #if __SIZEOF_LONG__ == 8
@@ -183,8 +222,35 @@ TNF_SCALAR_TYPE_(tnf_float32, float, TNF_K_FLOAT32)
 TNF_SCALAR_TYPE_(tnf_float64, tnf_f64_a8_, TNF_K_FLOAT64)
 TNF_SCALAR_TYPE_(tnf_size, size_t, TNF_K_SIZE)
 
+TNF_SDT_SAME_(tnf_probe_event)
+TNF_SDT_SAME_(tnf_time_delta)
+TNF_SDT_SAME_(tnf_char)
+TNF_SDT_SAME_(tnf_int8)
+TNF_SDT_SAME_(tnf_uint8)
+TNF_SDT_SAME_(tnf_short)
+TNF_SDT_SAME_(tnf_ushort)
+TNF_SDT_SAME_(tnf_int16)
+TNF_SDT_SAME_(tnf_uint16)
+TNF_SDT_SAME_(tnf_int)
+TNF_SDT_SAME_(tnf_uint)
+TNF_SDT_SAME_(tnf_int32)
+TNF_SDT_SAME_(tnf_uint32)
+TNF_SDT_SAME_(tnf_long)
+TNF_SDT_SAME_(tnf_ulong)
+TNF_SDT_SAME_(tnf_longlong)
+TNF_SDT_SAME_(tnf_ulonglong)
+TNF_SDT_SAME_(tnf_int64)
+TNF_SDT_SAME_(tnf_uint64)
+TNF_SDT_BITS_(tnf_float, uint32_t)
+TNF_SDT_BITS_(tnf_double, uint64_t)
+TNF_SDT_BITS_(tnf_float32, uint32_t)
+TNF_SDT_BITS_(tnf_float64, uint64_t)
+TNF_SDT_SAME_(tnf_size)
+
 /* tnf_opaque: a pointer-sized value, printed in hex. */
 typedef uintptr_t tnf_opaque_tnf_t;
+typedef const void *tnf_opaque_tnf_arg_t;
+TNF_SDT_SAME_(tnf_opaque)
 static const struct tnf_type_desc tnf_opaque_tnf_desc TNF_UNUSED_ = {TNF_K_OPAQUE, 0, 0, 0};
 static inline void tnf_opaque_tnf_put(tnf_probe_setup_t *s, tnf_opaque_tnf_t *slot, const void *v)
 {
@@ -194,6 +260,8 @@ static inline void tnf_opaque_tnf_put(tnf_probe_setup_t *s, tnf_opaque_tnf_t *sl
 
 /* tnf_string: a reference to a string record written after the event. */
 typedef uint32_t tnf_string_tnf_t;
+typedef const char *tnf_string_tnf_arg_t;
+TNF_SDT_SAME_(tnf_string)
 static const struct tnf_type_desc tnf_string_tnf_desc TNF_UNUSED_ = {TNF_K_STRING, 0, 0, 0};
 static inline void tnf_string_tnf_put(tnf_probe_setup_t *s, tnf_string_tnf_t *slot, const char *v)
 {
@@ -220,6 +288,11 @@ static inline void tnf_string_tnf_put(tnf_probe_setup_t *s, tnf_string_tnf_t *sl
 	static inline void rec##_tnf_put(tnf_probe_setup_t *s, uint32_t *slot, const ctype *v)     \
 	{                                                                                          \
 		s->tpd_p->put_record(s, slot, &rec##_tnf_desc, v);                                 \
+	}                                                                                          \
+	typedef const ctype *rec##_tnf_arg_t;                                                      \
+	static inline const ctype *rec##_tnf_sdt(const ctype *v)                                   \
+	{                                                                                          \
+		return v;                                                                          \
 	}                                                                                          \
 	typedef uint32_t rec##_tnf_t
 
@@ -262,13 +335,58 @@ static inline void tnf_string_tnf_put(tnf_probe_setup_t *s, tnf_string_tnf_t *sl
 #define TNF_STR2_(x) #x
 #define TNF_STR_(x)  TNF_STR2_(x)
 
+/* The USDT provider of the probes that follow: define it to change it. */
+#ifndef TNF_USDT_PROVIDER
+#define TNF_USDT_PROVIDER tnf
+#endif
+
+#ifndef TNF_NO_USDT
+/*
+ * The semaphore of provider:name, as <sys/sdt.h> names it (the consumers
+ * raise it in every process that maps the object while they trace).  One
+ * per object: a hidden weak symbol in a COMDAT group in ".probes", defined
+ * by the first site of each compilation unit (.ifndef), as <sys/sdt.h>
+ * defines _.stapsdt.base.
+ */
+#define TNF_SEMA_(p, n)	 TNF_SEMA2_(p, n)
+#define TNF_SEMA2_(p, n) p##_##n##_semaphore
+#define TNF_SEMA_DECL_(p, n)                                                                       \
+	extern volatile unsigned short TNF_SEMA_(p, n) __attribute__((visibility("hidden")))
+#define TNF_SEMA_DEF_(p, n) TNF_SEMA_DEF2_(TNF_STR_(TNF_SEMA_(p, n)))
+#define TNF_SEMA_DEF2_(sym)                                                                        \
+	__asm__ __volatile__(".ifndef " sym "\n"                                                   \
+			     ".pushsection .probes,\"awG\",@progbits," sym ",comdat\n"             \
+			     ".weak " sym "\n"                                                     \
+			     ".hidden " sym "\n"                                                   \
+			     ".type " sym ",@object\n"                                             \
+			     ".balign 2\n" sym ":\n"                                               \
+			     ".2byte 0\n"                                                          \
+			     ".size " sym ",2\n"                                                   \
+			     ".popsection\n"                                                       \
+			     ".endif\n")
+#define TNF_SEMA_ON_(p, n)	   __atomic_load_n(&TNF_SEMA_(p, n), __ATOMIC_RELAXED)
+/* <sys/sdt.h>'s STAP_PROBEn, with the provider macro expanded first */
+#define TNF_USDT_(n, p, name, ...) STAP_PROBE##n(p, name, ##__VA_ARGS__)
+#define TNF_USDT0_(p, name)	   STAP_PROBE(p, name)
+#else
+#define TNF_SEMA_DECL_(p, n)
+#define TNF_SEMA_DEF_(p, n)	   ((void)0)
+#define TNF_SEMA_ON_(p, n)	   0
+#define TNF_USDT_(n, p, name, ...) ((void)0)
+#define TNF_USDT0_(p, name)	   ((void)0)
+#endif
+
 /*
  * The body of every probe site: the static control block in "tnf_probes",
- * then one relaxed load of test_func and one branch.  @slots is the
- * "a1 a2 " part of the attribute string, @fields the event's argument
- * members, @types the argument descriptors, @puts the argument stores.
+ * then one relaxed load of test_func, one of the USDT semaphore, and one
+ * branch on both.  @slots is the "a1 a2 " part of the attribute string,
+ * @fields the event's argument members, @types the argument descriptors,
+ * @args the arguments' evaluation (once, only when the probe fires),
+ * @usdt the SDT site, @puts the argument stores.  The SDT site is reached
+ * whenever the branch is taken (a nop: free when no consumer has a uprobe
+ * on it), so a USDT consumer sees every hit, TNF enabled or not.
  */
-#define TNF_PROBE_(name, keys, detail, slots, fields, types, puts)                                 \
+#define TNF_PROBE_(name, keys, detail, slots, fields, types, args, usdt, puts)                     \
 	do {                                                                                       \
 		struct tnf_ev_##name {                                                             \
 			tnf_probe_event_tnf_t probe_event;                                         \
@@ -291,22 +409,31 @@ static inline void tnf_string_tnf_put(tnf_probe_setup_t *s, tnf_string_tnf_t *sl
 				tnf_slots_,                                                        \
 				sizeof(struct tnf_ev_##name),                                      \
 				0};                                                                \
+		TNF_SEMA_DECL_(TNF_USDT_PROVIDER, name);                                           \
 		tnf_probe_test_func_t tnf_test_ =                                                  \
 			__atomic_load_n(&tnf_cb_.test_func, __ATOMIC_RELAXED);                     \
-		if (__builtin_expect(tnf_test_ != 0, 0)) {                                         \
-			tnf_probe_setup_t tnf_set_;                                                \
-			struct tnf_ev_##name *tnf_ev_ =                                            \
-				(struct tnf_ev_##name *)tnf_test_(0, &tnf_cb_, &tnf_set_);         \
-			if (tnf_ev_) {                                                             \
-				puts __atomic_load_n(&tnf_cb_.probe_func,                          \
-						     __ATOMIC_RELAXED)(&tnf_set_);                 \
+		if (__builtin_expect(                                                              \
+			    ((uintptr_t)tnf_test_ | TNF_SEMA_ON_(TNF_USDT_PROVIDER, name)) != 0,   \
+			    0)) {                                                                  \
+			args TNF_SEMA_DEF_(TNF_USDT_PROVIDER, name);                               \
+			usdt;                                                                      \
+			if (tnf_test_) {                                                           \
+				tnf_probe_setup_t tnf_set_;                                        \
+				struct tnf_ev_##name *tnf_ev_ =                                    \
+					(struct tnf_ev_##name *)tnf_test_(0, &tnf_cb_, &tnf_set_); \
+				if (tnf_ev_) {                                                     \
+					puts __atomic_load_n(&tnf_cb_.probe_func,                  \
+							     __ATOMIC_RELAXED)(&tnf_set_);         \
+				}                                                                  \
 			}                                                                          \
 		}                                                                                  \
 	} while (0)
 
 #define TNF_F_(t, n)	t##_tnf_t n;
 #define TNF_T_(t)	, &t##_tnf_desc
-#define TNF_P_(t, n, v) t##_tnf_put(&tnf_set_, &tnf_ev_->n, (v));
+#define TNF_A_(t, k, v) t##_tnf_arg_t tnf_a##k##_ = (v);
+#define TNF_S_(t, k)	t##_tnf_sdt(tnf_a##k##_)
+#define TNF_P_(t, n, k) t##_tnf_put(&tnf_set_, &tnf_ev_->n, tnf_a##k##_);
 
 /*
  * TNF_PROBE_0..5(name, keys, detail, type_1, argname_1, value_1, ...) -
@@ -319,34 +446,55 @@ static inline void tnf_string_tnf_put(tnf_probe_setup_t *s, tnf_string_tnf_t *sl
  * tnf_int8, tnf_uint8, tnf_short, tnf_ushort, tnf_int16, tnf_uint16,
  * tnf_int32, tnf_uint32, tnf_int64, tnf_uint64, tnf_float32, tnf_float64,
  * tnf_size, or a record type from TNF_DECLARE_RECORD), a name for the slot
- * and a value.  Values are copied when the probe fires (strings and records
- * into the trace file; the caller keeps ownership).  A probe starts
- * disabled and costs one load and one branch until a controller enables
- * it.  Defining NPROBE compiles every probe to nothing.
+ * and a value.  Values are evaluated once, when the probe fires, and copied
+ * (strings and records into the trace file; the caller keeps ownership).
+ * A probe starts disabled and costs two loads and one branch until a
+ * controller enables it or a USDT consumer attaches to it.  Defining
+ * NPROBE compiles every probe to nothing.
+ *
+ * Linux extension: the site is also the USDT probe TNF_USDT_PROVIDER:name
+ * (<sys/sdt.h>), whose arguments arg0.. are the probe's values as their C
+ * types (integers with their size and sign, e.g. "-4@%eax" for a tnf_int;
+ * the pointer for tnf_string, tnf_opaque and records; the bits of a
+ * tnf_float/tnf_double as an unsigned integer of the same size).
  */
 #ifndef NPROBE
-#define TNF_PROBE_0(name, keys, detail) TNF_PROBE_(name, keys, detail, "", , , )
+#define TNF_PROBE_0(name, keys, detail)                                                            \
+	TNF_PROBE_(name, keys, detail, "", , , , TNF_USDT0_(TNF_USDT_PROVIDER, name), )
 #define TNF_PROBE_1(name, keys, detail, t1, n1, v1)                                                \
-	TNF_PROBE_(name, keys, detail, #n1 " ", TNF_F_(t1, n1), TNF_T_(t1), TNF_P_(t1, n1, v1))
+	TNF_PROBE_(name, keys, detail, #n1 " ", TNF_F_(t1, n1), TNF_T_(t1), TNF_A_(t1, 1, v1),     \
+		   TNF_USDT_(1, TNF_USDT_PROVIDER, name, TNF_S_(t1, 1)), TNF_P_(t1, n1, 1))
 #define TNF_PROBE_2(name, keys, detail, t1, n1, v1, t2, n2, v2)                                    \
 	TNF_PROBE_(name, keys, detail, #n1 " " #n2 " ", TNF_F_(t1, n1) TNF_F_(t2, n2),             \
-		   TNF_T_(t1) TNF_T_(t2), TNF_P_(t1, n1, v1) TNF_P_(t2, n2, v2))
+		   TNF_T_(t1) TNF_T_(t2), TNF_A_(t1, 1, v1) TNF_A_(t2, 2, v2),                     \
+		   TNF_USDT_(2, TNF_USDT_PROVIDER, name, TNF_S_(t1, 1), TNF_S_(t2, 2)),            \
+		   TNF_P_(t1, n1, 1) TNF_P_(t2, n2, 2))
 #define TNF_PROBE_3(name, keys, detail, t1, n1, v1, t2, n2, v2, t3, n3, v3)                        \
 	TNF_PROBE_(name, keys, detail, #n1 " " #n2 " " #n3 " ",                                    \
 		   TNF_F_(t1, n1) TNF_F_(t2, n2) TNF_F_(t3, n3), TNF_T_(t1) TNF_T_(t2) TNF_T_(t3), \
-		   TNF_P_(t1, n1, v1) TNF_P_(t2, n2, v2) TNF_P_(t3, n3, v3))
+		   TNF_A_(t1, 1, v1) TNF_A_(t2, 2, v2) TNF_A_(t3, 3, v3),                          \
+		   TNF_USDT_(3, TNF_USDT_PROVIDER, name, TNF_S_(t1, 1), TNF_S_(t2, 2),             \
+			     TNF_S_(t3, 3)),                                                       \
+		   TNF_P_(t1, n1, 1) TNF_P_(t2, n2, 2) TNF_P_(t3, n3, 3))
 #define TNF_PROBE_4(name, keys, detail, t1, n1, v1, t2, n2, v2, t3, n3, v3, t4, n4, v4)            \
 	TNF_PROBE_(name, keys, detail, #n1 " " #n2 " " #n3 " " #n4 " ",                            \
 		   TNF_F_(t1, n1) TNF_F_(t2, n2) TNF_F_(t3, n3) TNF_F_(t4, n4),                    \
 		   TNF_T_(t1) TNF_T_(t2) TNF_T_(t3) TNF_T_(t4),                                    \
-		   TNF_P_(t1, n1, v1) TNF_P_(t2, n2, v2) TNF_P_(t3, n3, v3) TNF_P_(t4, n4, v4))
+		   TNF_A_(t1, 1, v1) TNF_A_(t2, 2, v2) TNF_A_(t3, 3, v3) TNF_A_(t4, 4, v4),        \
+		   TNF_USDT_(4, TNF_USDT_PROVIDER, name, TNF_S_(t1, 1), TNF_S_(t2, 2),             \
+			     TNF_S_(t3, 3), TNF_S_(t4, 4)),                                        \
+		   TNF_P_(t1, n1, 1) TNF_P_(t2, n2, 2) TNF_P_(t3, n3, 3) TNF_P_(t4, n4, 4))
 #define TNF_PROBE_5(name, keys, detail, t1, n1, v1, t2, n2, v2, t3, n3, v3, t4, n4, v4, t5, n5,    \
 		    v5)                                                                            \
 	TNF_PROBE_(name, keys, detail, #n1 " " #n2 " " #n3 " " #n4 " " #n5 " ",                    \
 		   TNF_F_(t1, n1) TNF_F_(t2, n2) TNF_F_(t3, n3) TNF_F_(t4, n4) TNF_F_(t5, n5),     \
 		   TNF_T_(t1) TNF_T_(t2) TNF_T_(t3) TNF_T_(t4) TNF_T_(t5),                         \
-		   TNF_P_(t1, n1, v1) TNF_P_(t2, n2, v2) TNF_P_(t3, n3, v3) TNF_P_(t4, n4, v4)     \
-			   TNF_P_(t5, n5, v5))
+		   TNF_A_(t1, 1, v1) TNF_A_(t2, 2, v2) TNF_A_(t3, 3, v3) TNF_A_(t4, 4, v4)         \
+			   TNF_A_(t5, 5, v5),                                                      \
+		   TNF_USDT_(5, TNF_USDT_PROVIDER, name, TNF_S_(t1, 1), TNF_S_(t2, 2),             \
+			     TNF_S_(t3, 3), TNF_S_(t4, 4), TNF_S_(t5, 5)),                         \
+		   TNF_P_(t1, n1, 1) TNF_P_(t2, n2, 2) TNF_P_(t3, n3, 3) TNF_P_(t4, n4, 4)         \
+			   TNF_P_(t5, n5, 5))
 #else
 /* Values are named in sizeof only: no code, no evaluation, no unused warnings. */
 #define TNF_U_(v)						(void)sizeof(v)
