@@ -245,6 +245,12 @@ $(B)/tests/helpers/tl_internal: tests/helpers/tl_internal.c $(B)/libtnfctl.so $(
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(SAN_TARGET) -L$(B) -ltnfctl -ldl -lpthread -Wl,-rpath,'$$ORIGIN/../..'
 
+# A program whose probes test_usdt traces with bpftrace, with or without TNF (internal mode).
+$(B)/tests/helpers/tl_usdt: tests/helpers/tl_usdt.c include/tnf/probe.h $(B)/libtnfctl.so \
+		$(B)/libtnfprobe.so.1
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(SAN_TARGET) -L$(B) -ltnfctl -ldl -lpthread -Wl,-rpath,'$$ORIGIN/../..'
+
 tests: all $(TEST_BINS) $(TEST_HELPERS) $(TEST_SOLIBS)
 
 $(B)/tests/test_faults: tests/stress/storm.h
