@@ -3,8 +3,8 @@
  * <tnf/probe.h>: TNF probes for user programs (Solaris TNF_PROBE(3TNF)).
  *
  * A probe site expands to a static control block in the ELF section
- * "tnf_probes" and a test of its test_func: a disabled probe costs one load
- * and one predictable branch.  A controller (libtnfctl) finds the blocks
+ * "tnf_probes" and a test of its test_func and its USDT semaphore: a
+ * disabled probe costs two loads and one predictable branch.  A controller (libtnfctl) finds the blocks
  * through the section headers of each loaded object and enables, traces and
  * connects a probe by single aligned pointer stores into its block.
  *
