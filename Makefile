@@ -228,7 +228,7 @@ $(B)/tests/helpers/tl_tree_ctl: tests/helpers/tl_tree_ctl.c $(B)/libtnfctl.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -L$(B) -ltnfctl -lpthread -Wl,-rpath,'$$ORIGIN/../..'
 
-$(B)/tests/helpers/%: tests/helpers/%.c tests/helpers/target_common.h
+$(B)/tests/helpers/%: tests/helpers/%.c tests/helpers/target_common.h include/tnf/probe.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(SAN_TARGET) -ldl -lpthread
 
