@@ -36,7 +36,8 @@ static struct prex *kprex_started(struct prex *x)
 	close(x->out.fd);
 	close(x->err.fd);
 	if (strstr(err, "trouble attaching to the kernel: file not found") ||
-	    strstr(err, "trouble attaching to the kernel: the running kernel lacks")) {
+	    (strstr(err, "trouble attaching to the kernel: the running kernel lacks") &&
+	     !tl_kernel_mode_supported())) {
 		print_message("SKIP: kernel tracing is not available here: %s", err);
 		skip();
 	}

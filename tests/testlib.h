@@ -1819,6 +1819,12 @@ static inline bool tl_watch_supported(void)
 	return tl_btf_has_name("BPF_FUNC_loop");
 }
 
+/* Whether kernel mode can run here: it needs BPF cookies on perf-event links (5.15). */
+static inline bool tl_kernel_mode_supported(void)
+{
+	return tl_btf_has_name("BPF_FUNC_get_attach_cookie");
+}
+
 /* Skips the calling test, with the reason, where the watch cannot run. */
 #define tl_require_watch()                                                                         \
 	do {                                                                                       \
