@@ -103,6 +103,7 @@ __u64 dl_mask; /* slots that report dlopen/dlclose */
  * In both objects, so that they have the same globals (one skeleton).
  */
 __u64 rtld_delta[TNF_RTLD_PROBED_MAX];
+__u32 rtld_overflow; /* an ld.so probed whose delta is not in rtld_delta */
 struct tnf_wslot_cfg wcfg[TNF_WATCH_SLOTS];
 
 /* Read by each slot's client (mapped read-only). */
@@ -922,8 +923,8 @@ static __always_inline u64 r_state_of(struct pt_regs *ctx)
 {
 	u64 ip = PT_REGS_IP(ctx);
 #ifdef TNF_WATCH_COMPAT
-	u64 d, brk;
-	u32 i;
+	u64 d, brk, unset = 0;
+	u32 i, nunset = 0;
 
 	/*
 	 * No cookie: try each ld.so's delta.  The right one is the one whose
@@ -936,10 +937,23 @@ static __always_inline u64 r_state_of(struct pt_regs *ctx)
 		d = rtld_delta[i];
 		if (!d)
 			break;
-		if (!bpf_probe_read_user(&brk, sizeof(brk), (void *)(ip + d - 8)) && brk == ip)
+		if (bpf_probe_read_user(&brk, sizeof(brk), (void *)(ip + d - 8)))
+			continue;
+		if (brk == ip)
 			return ip + d;
+		if (!brk) {
+			nunset++;
+			unset = ip + d;
+		}
 	}
-	return 0;
+	/*
+	 * Before rtld has set r_brk (ld.so run as a command, mapping the
+	 * program: its start-up, which has no DL events, but lm_tail is kept):
+	 * the probe fired in a file the engine probed, so, when every one is
+	 * listed, the right delta reads r_brk as the address or as 0; if no
+	 * delta reads the address and just one reads 0, it is that one.
+	 */
+	return nunset == 1 && !rtld_overflow ? unset : 0;
 #else
 	return ip + bpf_get_attach_cookie(ctx);
 #endif

@@ -231,6 +231,8 @@ static void attach_rtld(struct tnfctl_watch_bpf *skel, const struct tnf_maps_inf
 				break;
 			}
 		if (i == TNF_RTLD_PROBED_MAX)
+			skel->bss->rtld_overflow = 1;
+		if (i == TNF_RTLD_PROBED_MAX)
 			dbg("watch: more than %d ld.so layouts: DL events in %s's processes are "
 			    "counted lost\n",
 			    TNF_RTLD_PROBED_MAX, mi->ldso_path);
