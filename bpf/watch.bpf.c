@@ -320,9 +320,9 @@ static __always_inline bool nlive_drop(u32 s)
 #ifdef TNF_WATCH_COMPAT
 	/*
 	 * XADD, then a plain read.  The last decrement's read sees 0 unless a
-	 * process joined in between (add_proc: a live process, whose own leave
-	 * reads 0 later); two leaving at once may both see 0 and both send a
-	 * WAKE, which the consumer ignores but for the wake-up.
+	 * process joined in between (a fork, add_proc: then one is left, whose
+	 * own leave reads 0 later); two leaving at once may both see 0 and both
+	 * send a WAKE, which the consumer ignores but for the wake-up.
 	 */
 	__sync_fetch_and_add(&wslots[s].nlive, -1);
 	return *(volatile long long *)&wslots[s].nlive == 0;
@@ -905,19 +905,6 @@ static __always_inline bool rtld_starting(u64 rd)
 	return base == ldbase;
 }
 
-/*
- * rtld's _dl_debug_state, in a thread inside dlopen/dlmopen/dlclose: the
- * one place that says whether the call changed the link map (the libc
- * probes alone see a dlopen of a loaded object or dlopen(NULL) as any
- * other).  The same rule as the stopping mode: an event at the
- * RT_CONSISTENT that follows an RT_ADD (DLOPEN) or RT_DELETE (DLCLOSE),
- * nothing for objects removed before the map was consistent again (a
- * failed dlopen).  The cookie is &_r_debug.r_state - &_dl_debug_state in
- * this ld.so (watch_tree.c), so no per-process address is needed.  A change
- * with no dlopen/dlclose call (libc loading NSS or iconv modules) is
- * reported too, as in the stopping mode, a DLOPEN named by the first object
- * it added: the one after the tail of the last consistent map.
- */
 /* &_r_debug.r_state of the ld.so whose _dl_debug_state fired; 0 if unknown. */
 static __always_inline u64 r_state_of(struct pt_regs *ctx)
 {
@@ -928,8 +915,8 @@ static __always_inline u64 r_state_of(struct pt_regs *ctx)
 
 	/*
 	 * No cookie: try each ld.so's delta.  The right one is the one whose
-	 * r_debug's r_brk (at 16, set by rtld before it first calls
-	 * _dl_debug_state) is this very address; a wrong one reads elsewhere
+	 * r_debug's r_brk (at 16, set by rtld's debug set-up) is this very
+	 * address; a wrong one reads elsewhere
 	 * in (or past) this ld.so, which would have to hold a copy of the
 	 * address by chance.
 	 */
@@ -959,6 +946,19 @@ static __always_inline u64 r_state_of(struct pt_regs *ctx)
 #endif
 }
 
+/*
+ * rtld's _dl_debug_state, in a thread inside dlopen/dlmopen/dlclose: the
+ * one place that says whether the call changed the link map (the libc
+ * probes alone see a dlopen of a loaded object or dlopen(NULL) as any
+ * other).  The same rule as the stopping mode: an event at the
+ * RT_CONSISTENT that follows an RT_ADD (DLOPEN) or RT_DELETE (DLCLOSE),
+ * nothing for objects removed before the map was consistent again (a
+ * failed dlopen).  The cookie is &_r_debug.r_state - &_dl_debug_state in
+ * this ld.so (watch_tree.c), so no per-process address is needed.  A change
+ * with no dlopen/dlclose call (libc loading NSS or iconv modules) is
+ * reported too, as in the stopping mode, a DLOPEN named by the first object
+ * it added: the one after the tail of the last consistent map.
+ */
 SEC("uprobe")
 int BPF_KPROBE(on_dl_debug_state)
 {
