@@ -1204,9 +1204,9 @@ tnfctl_errcode_t tnfctl_event_exec_get(tnfctl_handle_t *hndl, struct tnfctl_exec
  * needs what the BPF side of every open needs (root, or CAP_BPF +
  * CAP_PERFMON + CAP_SYS_PTRACE) and BPF task iterators (5.8) besides
  * (without them the open fails with TNFCTL_ERR_KERNEL; tested on 5.10, 6.1,
- * 6.12 and 6.18; before 5.17 a second BPF object, README "Requirements").  A watch holds four descriptors of its
- * own (the ring buffer, libbpf's epoll set for it, an epoll set and a
- * timer) beside the engine
+ * 6.12 and 6.18; before 5.17 a second BPF object, README "Requirements").
+ * A watch holds four descriptors of its own (the ring buffer, libbpf's
+ * epoll set for it, an epoll set and a timer) beside the engine
  * connection every handle and watch of the process shares.  Watches are
  * independent of each other and of the handles of the stopping API; one
  * thread at a time per watch.  If the engine is killed, tnfctl_watch_next()
