@@ -1810,14 +1810,13 @@ static inline int tl_teardown(void **state)
 	} while (0)
 
 /*
- * Whether the passive watch can run here: it needs task iterators and ring
- * buffers (5.8) beyond BTF (README, Requirements); newer features
- * (bpf_loop, atomic fetch, attach cookies) only choose its object.  Where
- * it can, a watch that cannot open is a failure.
+ * Whether the passive watch can run here: the newest of what it needs is
+ * the bpf_loop helper (5.17; README, Requirements).  Where it can, a watch
+ * that cannot open is a failure.
  */
 static inline bool tl_watch_supported(void)
 {
-	return tl_btf_has_name("bpf_iter__task") && tl_btf_has_name("BPF_MAP_TYPE_RINGBUF");
+	return tl_btf_has_name("BPF_FUNC_loop");
 }
 
 /* Whether kernel mode can run here: it needs BPF cookies on perf-event links (5.15). */
@@ -1830,8 +1829,7 @@ static inline bool tl_kernel_mode_supported(void)
 #define tl_require_watch()                                                                         \
 	do {                                                                                       \
 		if (!tl_watch_supported()) {                                                       \
-			print_message("SKIP: the watch needs task iterators and ring buffers "     \
-				      "(Linux 5.8)\n");                                            \
+			print_message("SKIP: the watch needs bpf_loop (Linux 5.17)\n");            \
 			skip();                                                                    \
 		}                                                                                  \
 	} while (0)
@@ -1851,7 +1849,7 @@ static inline int tl_follow_modes(void)
 	do {                                                                                       \
 		if (!tl_watch_supported()) {                                                       \
 			print_message("SKIP: the stopping half passed; the watch's half needs "    \
-				      "task iterators and ring buffers (Linux 5.8)\n");            \
+				      "bpf_loop (Linux 5.17)\n");                                  \
 			skip();                                                                    \
 		}                                                                                  \
 	} while (0)
