@@ -169,19 +169,18 @@ static inline tnfctl_handle_t *start(struct tl_proc **pp)
 }
 
 /*
- * Runs tnfdump on @file, stdout and stderr into @out; returns its exit
- * status, 128+N if signal N ended it, or -1 (killed) if it did not end
- * within the timeout.
+ * Runs @argv (NULL-ended), its stdout and stderr into @out (through a file
+ * in tmpdir named after @tag); returns its exit status, 128+N if signal N
+ * ended it, or -1 (killed) if it did not end within the timeout.
  */
-static inline int dump(const char *file, char *out, size_t len)
+static inline int run_captured(char *const *argv, const char *tag, char *out, size_t len)
 {
-	char *argv[] = {tnfdump_prog, (char *)file, NULL};
 	char opath[PATH_MAX];
 	int fd, st = 0, n;
 	pid_t pid;
 
 	paths();
-	snprintf(opath, sizeof(opath), "%s/dump-%d.out", tmpdir, getpid());
+	snprintf(opath, sizeof(opath), "%s/%s-%d.out", tmpdir, tag, getpid());
 	fd = open(opath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	assert_true(fd >= 0);
 	pid = tl_spawn(argv, environ, fd, NULL);
@@ -197,6 +196,15 @@ static inline int dump(const char *file, char *out, size_t len)
 	if (st == -1)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Runs tnfdump on @file, as run_captured. */
+static inline int dump(const char *file, char *out, size_t len)
+{
+	char *argv[] = {tnfdump_prog, (char *)file, NULL};
+
+	paths();
+	return run_captured(argv, "dump", out, len);
 }
 
 /* Event lines of @probe in tnfdump output (that contain @data_has, if not NULL). */

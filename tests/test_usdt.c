@@ -35,29 +35,18 @@ static void require_bpftrace(void)
 /* Runs bpftrace with @args (NULL-ended), its stdout and stderr into @out; returns its status. */
 static int run_bpftrace(const char *const *args, char *out, size_t len)
 {
-	char *argv[16], opath[PATH_MAX];
-	int fd, st = 0, n, i;
-	pid_t pid;
+	char *argv[16];
+	int st, i;
 
 	argv[0] = (char *)BPFTRACE;
 	for (i = 0; args[i] && i < 14; i++)
 		argv[i + 1] = (char *)args[i];
 	argv[i + 1] = NULL;
-	snprintf(opath, sizeof(opath), "%s/bpftrace-%d.out", tmpdir, getpid());
-	fd = open(opath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	assert_true(fd >= 0);
-	pid = tl_spawn(argv, environ, fd, NULL);
-	if (tl_waitpid_timeout(pid, &st, 0, tl.timeout_ms) != pid) {
-		kill(pid, SIGKILL);
-		tl_waitpid_timeout(pid, &st, 0, tl.timeout_ms);
+	st = run_captured(argv, "bpftrace", out, len);
+	if (st == -1)
 		fail_msg("bpftrace did not end within %d ms", tl.timeout_ms);
-	}
-	n = pread(fd, out, len - 1, 0);
-	out[n > 0 ? n : 0] = '\0';
-	close(fd);
-	unlink(opath);
 	printf("%s", out);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return st;
 }
 
 /* How many whole lines of @out are @line. */
