@@ -40,22 +40,6 @@ struct long_path {
 	char top[32];
 };
 
-static void copy_file(const char *from, const char *to)
-{
-	char buf[65536];
-	int in = open(from, O_RDONLY | O_CLOEXEC), out;
-	ssize_t n;
-
-	assert_true(in >= 0);
-	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
-	assert_true(out >= 0);
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		assert_int_equal(tl_write_all(out, buf, n), 0);
-	assert_int_equal(n, 0);
-	close(in);
-	close(out);
-}
-
 /*
  * Directories of 200-byte names down to where a last name of 1-251 bytes
  * makes @len; @src copied there (NULL: no file, for a failed exec).
@@ -80,7 +64,7 @@ static void long_path_make(struct long_path *lp, size_t len, const char *src)
 	lp->path[len] = '\0';
 	assert_int_equal(strlen(lp->path), len);
 	if (src)
-		copy_file(src, lp->path);
+		tl_copy_file(src, lp->path);
 }
 
 static void long_path_remove(struct long_path *lp)

@@ -8,6 +8,8 @@
 #include <dlfcn.h>
 #include <grp.h>
 #include <stdbool.h>
+#include <linux/capability.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include "testlib.h"
@@ -1665,6 +1667,109 @@ static void test_engine_killed_under_watch(void **state)
 	tl_reap(p->pid);
 }
 
+/*
+ * Clears CAP_SYS_PTRACE from our effective and permitted sets: a child
+ * then has no capability the engine (which keeps only ours) lacks.
+ */
+static int drop_ptrace_cap(void)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	d[CAP_SYS_PTRACE / 32].effective &= ~(1u << (CAP_SYS_PTRACE % 32));
+	d[CAP_SYS_PTRACE / 32].permitted &= ~(1u << (CAP_SYS_PTRACE % 32));
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+/*
+ * A caller without CAP_SYS_PTRACE watches a process that execs a `cat`
+ * setuid to nobody: the exec is secure, so the process leaves the tree with
+ * no record, only the ring's wake-up.  The first read comes after that
+ * wake-up's delivery bound (1 ms here) has passed, so no timer is due
+ * either.  The watch must still end.  A drain that consumed only a wake-up
+ * used to skip the end-of-tree check and wait for more, for ever: seen on
+ * 6.1 under qemu as `tnfctl-follow --no-stop -- /bin/true` hanging after
+ * its EXIT, when the last process's wake-up came after the EXIT's batch.
+ */
+static void test_setuid_exec_ends_tree(void **state)
+{
+	TNFCTL_OPTS(tnfctl_watch_opts, opts, .delay_ms = 1);
+	char dir[] = "/tmp/tl_suid.XXXXXX", path[64];
+	struct timespec bound = {0, 2000000};
+	tnfctl_watch_event_t ev;
+	int st, r, events = 0;
+	struct statvfs sv;
+	tnfctl_watch_t *w;
+	pid_t caller;
+
+	(void)state;
+	tl_require_root();
+	tl_require_watch();
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/cat", dir);
+	tl_copy_file("/bin/cat", path);
+	if (chown(path, 65534, 65534) || chmod(path, 04755) || statvfs(path, &sv)) {
+		unlink(path);
+		rmdir(dir);
+		fail_msg("setting up %s: %s", path, strerror(errno));
+	}
+	if (sv.f_flag & ST_NOSUID) {
+		unlink(path);
+		rmdir(dir);
+		print_message("SKIP: /tmp is mounted nosuid: no secure exec to watch\n");
+		skip();
+	}
+	caller = fork();
+	if (caller == 0) {
+		char *argv[] = {path, NULL}, c = 'x';
+		int in[2], out[2];
+		pid_t target;
+
+		if (drop_ptrace_cap() || pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
+			_exit(90);
+		/* our own child (which we may trace), held until the watch is open */
+		target = fork();
+		if (target == 0) {
+			if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || read(0, &c, 1) != 1)
+				_exit(120);
+			execv(path, argv);
+			_exit(121);
+		}
+		close(in[0]);
+		close(out[1]);
+		r = tnfctl_watch_open_opts(target, &opts, &w);
+		if (r != TNFCTL_ERR_NONE || write(in[1], "gx", 2) != 2) {
+			fprintf(stderr, "tnfctl_watch_open_opts: %s\n", tnfctl_strerror(r));
+			kill(target, SIGKILL);
+			waitpid(target, NULL, 0);
+			_exit(91);
+		}
+		/* cat echoed the x: it runs the new image, the exec has left the tree */
+		if (read(out[0], &c, 1) != 1 || c != 'x' || nanosleep(&bound, NULL))
+			_exit(92);
+		do {
+			r = tnfctl_watch_next(w, &ev, -1); /* as tnfctl-follow reads */
+			events += r == 1 && ev.kind != TNFCTL_WATCH_END;
+		} while (r == 1 && ev.kind != TNFCTL_WATCH_END);
+		tnfctl_watch_close(w);
+		close(in[1]);
+		if (waitpid(target, &st, 0) != target || !WIFEXITED(st) || WEXITSTATUS(st))
+			_exit(93);
+		/* 94: an error; 95: the setuid image was followed */
+		_exit(r != 1 ? 94 : events ? 95 : 0);
+	}
+	tl_track_pid(caller);
+	r = tl_waitpid_timeout(caller, &st, 0, tl.timeout_ms);
+	unlink(path);
+	rmdir(dir);
+	if (r != caller)
+		fail_msg("no END within %d ms: the watch waits for ever", tl.timeout_ms);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail_msg("the caller without CAP_SYS_PTRACE: wait status 0x%x", st);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1689,6 +1794,7 @@ int main(int argc, char **argv)
 		W_TEST(test_reused_slots_isolated),
 		W_TEST(test_warm_open_loads_nothing),
 		W_TEST(test_engine_killed_under_watch),
+		W_TEST(test_setuid_exec_ends_tree),
 		TL_FINAL_TEST,
 	};
 

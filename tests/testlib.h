@@ -1796,6 +1796,23 @@ static inline int tl_teardown(void **state)
 	return 0;
 }
 
+/* Copies @from to the new file @to (mode 0755), failing the test on error. */
+static inline void tl_copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY | O_CLOEXEC), out;
+	ssize_t n;
+
+	assert_true(in >= 0);
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	assert_true(out >= 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(tl_write_all(out, buf, n), 0);
+	assert_int_equal(n, 0);
+	close(in);
+	close(out);
+}
+
 /* Skips the calling test (with the reason printed) unless it can trace. */
 #define tl_require_root()                                                                          \
 	do {                                                                                       \

@@ -193,7 +193,12 @@ static int drain(struct tnfctl_watch *w)
 	n = ring_buffer__consume(w->rb);
 	if (n < 0)
 		return n;
-	if (n > 0 || w->qhead != w->qtail)
+	/*
+	 * Only what was queued defers the end-of-tree check: a batch of just
+	 * the last process's wake-up (or a dropped doubled EXIT) queues
+	 * nothing, and no other wake-up or timer is coming.
+	 */
+	if (w->qhead != w->qtail)
 		return note_lost(w);
 	/* The last EXIT is submitted before its tgid leaves the map. */
 	empty = tree_empty(w);
