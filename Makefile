@@ -119,6 +119,18 @@ $(B)/ktrace.skel.h: $(B)/ktrace.bpf.o
 
 $(B)/src/libtnfctl/ktrace.o: $(B)/ktrace.skel.h
 
+# USDT probes of processes (usdt_trace.c): the program libbpf's attach_usdt attaches.
+# (libbpf's usdt.bpf.h includes <linux/errno.h>, whose <asm/errno.h> is per architecture.)
+$(B)/usdt.bpf.o: bpf/usdt.bpf.c bpf/usdt_events.h bpf/ktrace_events.h vmlinux/$(ARCH)/vmlinux.h
+	@mkdir -p $(B)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+		-Ivmlinux/$(ARCH) -Ibpf -idirafter /usr/include/$(shell $(CC) -dumpmachine) -c $< -o $@
+
+$(B)/usdt.skel.h: $(B)/usdt.bpf.o
+	$(BPFTOOL) gen skeleton $< name usdt_bpf > $@.tmp && mv $@.tmp $@
+
+$(B)/src/libtnfctl/usdt_trace.o: $(B)/usdt.skel.h
+
 $(B)/kw/%.o: src/libtnfprobe/%.c | $(B)/tnfctl.skel.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@

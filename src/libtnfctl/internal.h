@@ -28,6 +28,7 @@ enum tnf_mode {
 };
 
 struct tnf_obj;
+struct tnf_usdt;
 
 /* A probe handle lives until tnfctl_close, valid or not. */
 struct tnfctl_probe_handle {
@@ -37,7 +38,8 @@ struct tnfctl_probe_handle {
 	bool valid;
 	bool new_probe;
 	unsigned long id;
-	uintptr_t addr; /* the control block in the target */
+	uintptr_t addr; /* the control block in the target (0: a USDT probe) */
+	struct tnf_usdt *usdt; /* a USDT probe (usdt.h), NULL for a TNF probe */
 	char *attrs;
 	void *client_data;
 	char **func_names; /* last tnfctl_probe_state_get result */
@@ -70,6 +72,7 @@ struct tnf_probes {
 	unsigned long long dl_gen; /* internal mode: dlpi_adds + dlpi_subs at last sync */
 	pid_t mem_tid;		   /* direct mode: a live thread to reach memory through */
 	bool ready;		   /* probe layer initialised */
+	bool usdt_used;		   /* a USDT probe was attached: the session counts it (usdt.h) */
 };
 
 struct tnf_agent;

@@ -42,6 +42,8 @@ tnfctl_errcode_t tnf_kernel_err(int e)
 		return TNFCTL_ERR_ALLOCFAIL;
 	case ENOENT:
 		return TNFCTL_ERR_FILENOTFOUND;
+	case EBUSY: /* the writer has a file already (ktf_open) */
+		return TNFCTL_ERR_BUSY;
 	default:
 		return TNFCTL_ERR_INTERNAL;
 	}

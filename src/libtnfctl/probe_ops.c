@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "objfile.h"
 #include "tnf_runtime.h"
+#include "usdt.h"
 
 #define CB_OFF(f) offsetof(struct tnf_probe_control, f)
 #define MAX_CHAIN TNF_CHAIN_POOL_SIZE /* a longer chain would need a cycle */
@@ -75,14 +76,26 @@ static tnfctl_errcode_t store(struct tnfctl_handle *h, struct tnfctl_probe_handl
 	return err ? err : tnf_write(h, p->addr + off, &val, sizeof(val));
 }
 
-static tnfctl_errcode_t do_store(struct tnfctl_handle *h, struct tnfctl_probe_handle *p, size_t off,
-				 uintptr_t val)
+/* A USDT probe of @h (its operations are usdt.c's). */
+static bool is_usdt(struct tnfctl_handle *h, struct tnfctl_probe_handle *p)
+{
+	return p && p->owner == h && p->usdt;
+}
+
+/* @what (TNF_KP_*) set to @on: a store of @val at @off for a TNF probe. */
+static tnfctl_errcode_t do_set(struct tnfctl_handle *h, struct tnfctl_probe_handle *p, int what,
+			       bool on, size_t off, uintptr_t val)
 {
 	tnfctl_errcode_t err = enter(h);
 
 	if (err)
 		return err;
-	err = store(h, p, off, val);
+	if (is_usdt(h, p))
+		err = !p->valid ? TNFCTL_ERR_INVALIDPROBE
+		      : what	? tnf_usdt_set(h, p, what, on)
+				: TNFCTL_ERR_NONE;
+	else
+		err = store(h, p, off, val);
 	pthread_mutex_unlock(&h->lock);
 	return err;
 }
@@ -92,7 +105,7 @@ TNF_API tnfctl_errcode_t tnfctl_probe_enable(tnfctl_handle_t *h, tnfctl_probe_t 
 	(void)cd;
 	if (h && h->pr.mode == TNF_MODE_KERNEL)
 		return tnf_kernel_probe_set(h, p, TNF_KP_ENABLE, true);
-	return do_store(h, p, CB_OFF(test_func), h ? h->pr.rt.test : 0);
+	return do_set(h, p, TNF_KP_ENABLE, true, CB_OFF(test_func), h ? h->pr.rt.test : 0);
 }
 
 TNF_API tnfctl_errcode_t tnfctl_probe_disable(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
@@ -100,7 +113,7 @@ TNF_API tnfctl_errcode_t tnfctl_probe_disable(tnfctl_handle_t *h, tnfctl_probe_t
 	(void)cd;
 	if (h && h->pr.mode == TNF_MODE_KERNEL)
 		return tnf_kernel_probe_set(h, p, TNF_KP_ENABLE, false);
-	return do_store(h, p, CB_OFF(test_func), 0);
+	return do_set(h, p, TNF_KP_ENABLE, false, CB_OFF(test_func), 0);
 }
 
 TNF_API tnfctl_errcode_t tnfctl_probe_trace(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
@@ -108,7 +121,7 @@ TNF_API tnfctl_errcode_t tnfctl_probe_trace(tnfctl_handle_t *h, tnfctl_probe_t *
 	(void)cd;
 	if (h && h->pr.mode == TNF_MODE_KERNEL)
 		return tnf_kernel_probe_set(h, p, TNF_KP_TRACE, true);
-	return do_store(h, p, CB_OFF(commit_func), h ? h->pr.rt.commit : 0);
+	return do_set(h, p, TNF_KP_TRACE, true, CB_OFF(commit_func), h ? h->pr.rt.commit : 0);
 }
 
 TNF_API tnfctl_errcode_t tnfctl_probe_untrace(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
@@ -116,7 +129,8 @@ TNF_API tnfctl_errcode_t tnfctl_probe_untrace(tnfctl_handle_t *h, tnfctl_probe_t
 	(void)cd;
 	if (h && h->pr.mode == TNF_MODE_KERNEL)
 		return tnf_kernel_probe_set(h, p, TNF_KP_TRACE, false);
-	return do_store(h, p, CB_OFF(commit_func), h ? h->pr.rt.rollback : 0);
+	return do_set(h, p, TNF_KP_TRACE, false, CB_OFF(commit_func),
+		      h ? h->pr.rt.rollback : 0);
 }
 
 TNF_API tnfctl_errcode_t tnfctl_probe_disconnect_all(tnfctl_handle_t *h, tnfctl_probe_t *p,
@@ -125,7 +139,8 @@ TNF_API tnfctl_errcode_t tnfctl_probe_disconnect_all(tnfctl_handle_t *h, tnfctl_
 	(void)cd;
 	if (h && h->pr.mode == TNF_MODE_KERNEL)
 		return TNFCTL_ERR_BADARG; /* kernel probes have no functions */
-	return do_store(h, p, CB_OFF(chain), 0);
+	/* a USDT probe has none either: there is nothing to disconnect */
+	return do_set(h, p, 0, false, CB_OFF(chain), 0);
 }
 
 static const char *base_name(const char *s)
@@ -202,7 +217,7 @@ TNF_API tnfctl_errcode_t tnfctl_probe_connect(tnfctl_handle_t *h, tnfctl_probe_t
 	err = enter(h);
 	if (err)
 		return err;
-	err = check_probe(h, p, true);
+	err = is_usdt(h, p) ? TNFCTL_ERR_BADARG : check_probe(h, p, true); /* no functions */
 	if (err || !func)
 		goto out;
 	faddr = find_func(h, lib_base, func);
@@ -314,6 +329,11 @@ TNF_API tnfctl_errcode_t tnfctl_probe_state_get(tnfctl_handle_t *h, tnfctl_probe
 	if (err)
 		return err;
 	err = check_probe(h, p, false);
+	if (!err && p->usdt) {
+		tnf_usdt_state(p, st);
+		pthread_mutex_unlock(&h->lock);
+		return TNFCTL_ERR_NONE;
+	}
 	if (!err)
 		err = tnf_read(h, p->addr, &cb, sizeof(cb));
 	if (!err)

@@ -15,6 +15,7 @@
 #include "objfile.h"
 #include "tnf_runtime.h"
 #include "target.h"
+#include "usdt.h"
 
 #define CB_OFF(f) offsetof(struct tnf_probe_control, f)
 
@@ -122,6 +123,8 @@ static void obj_free(struct tnf_obj *o)
 	for (i = 0; i < o->nprobes; i++) {
 		o->probes[i]->valid = false;
 		o->probes[i]->obj = NULL;
+		if (o->probes[i]->usdt) /* its uprobes go with the object */
+			tnf_usdt_detach(o->probes[i]->usdt);
 	}
 	free(o->probes);
 	tnf_obj_close(o);
@@ -172,43 +175,109 @@ static tnfctl_errcode_t init_virgin(struct tnfctl_handle *h, uintptr_t addr)
 	return err;
 }
 
+static struct tnfctl_probe_handle *new_probe(struct tnfctl_handle *h, struct tnf_obj *o)
+{
+	struct tnfctl_probe_handle *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->owner = h;
+	p->obj = o;
+	p->valid = true;
+	p->new_probe = true;
+	p->id = h->pr.next_id++;
+	*h->pr.all_tail = p;
+	h->pr.all_tail = &p->next_all;
+	o->probes[o->nprobes++] = p;
+	return p;
+}
+
+/* "name X;" of a TNF probe's attributes is @name. */
+static bool names(const char *attrs, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(attrs, "name ", 5) && !strncmp(attrs + 5, name, n) &&
+	       (attrs[5 + n] == ';' || !attrs[5 + n]);
+}
+
+/*
+ * A TNF_PROBE site is a USDT probe too (<tnf/probe.h>): the note of an
+ * object that also has a TNF probe of that name is that probe, listed
+ * once, as the TNF probe, whatever the provider the site was built with.
+ */
+static bool is_tnf_site(const struct tnf_usdt_def *d, struct tnf_obj *o)
+{
+	unsigned long i;
+
+	for (i = 0; i < o->nprobes; i++)
+		if (!o->probes[i]->usdt && names(o->probes[i]->attrs, d->name))
+			return true;
+	return false;
+}
+
+/* The USDT probes of @o, after its TNF probes (its ids follow theirs). */
+static tnfctl_errcode_t add_usdt(struct tnfctl_handle *h, struct tnf_obj *o,
+				 struct tnf_usdt_def *defs, size_t nd)
+{
+	struct tnfctl_probe_handle *p;
+	size_t i;
+
+	for (i = 0; i < nd; i++) {
+		struct tnf_usdt *u;
+
+		if (is_tnf_site(&defs[i], o))
+			continue;
+		u = tnf_usdt_new(h, &defs[i], o->name);
+		if (!u)
+			return TNFCTL_ERR_ALLOCFAIL;
+		p = new_probe(h, o);
+		if (!p || !(p->attrs = tnf_usdt_attrs(u, defs[i].sites))) {
+			tnf_usdt_free(u);
+			if (p) /* in the lists already: freed with the handle */
+				p->valid = false;
+			return TNFCTL_ERR_ALLOCFAIL;
+		}
+		p->usdt = u;
+	}
+	return TNFCTL_ERR_NONE;
+}
+
 static tnfctl_errcode_t add_probes(struct tnfctl_handle *h, struct tnf_obj *o)
 {
+	struct tnf_usdt_def *defs = NULL;
 	struct tnf_obj_block *bl;
 	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
-	size_t i, n;
+	size_t i, n, nd = 0;
 
 	if (tnf_obj_blocks(o, &bl, &n))
 		return TNFCTL_ERR_ALLOCFAIL;
+	if (tnf_obj_usdt(o, &defs, &nd))
+		err = TNFCTL_ERR_ALLOCFAIL;
 	o->min_id = h->pr.next_id;
-	o->probes = n ? calloc(n, sizeof(*o->probes)) : NULL;
-	if (n && !o->probes)
+	o->probes = n + nd ? calloc(n + nd, sizeof(*o->probes)) : NULL;
+	if (n + nd && !o->probes)
 		err = TNFCTL_ERR_ALLOCFAIL;
 	for (i = 0; i < n; i++) {
 		struct tnfctl_probe_handle *p;
 
-		if (err || (h->pr.rt.runtime && (err = init_virgin(h, bl[i].addr)))) {
-			free(bl[i].attrs);
+		if (err || (h->pr.rt.runtime && (err = init_virgin(h, bl[i].addr))))
 			continue;
-		}
-		p = calloc(1, sizeof(*p));
+		p = new_probe(h, o);
 		if (!p) {
 			err = TNFCTL_ERR_ALLOCFAIL;
-			free(bl[i].attrs);
 			continue;
 		}
-		p->owner = h;
-		p->obj = o;
-		p->valid = true;
-		p->new_probe = true;
-		p->id = h->pr.next_id++;
 		p->addr = bl[i].addr;
 		p->attrs = bl[i].attrs;
-		*h->pr.all_tail = p;
-		h->pr.all_tail = &p->next_all;
-		o->probes[o->nprobes++] = p;
+		bl[i].attrs = NULL;
 	}
+	if (!err)
+		err = add_usdt(h, o, defs, nd);
+	for (i = 0; i < n; i++)
+		free(bl[i].attrs);
 	free(bl);
+	tnf_usdt_defs_free(defs, nd);
 	return err;
 }
 
@@ -238,7 +307,7 @@ tnfctl_errcode_t tnf_probes_sync(struct tnfctl_handle *h)
 	find_runtime(h);
 	/* The runtime arrived after these probes were found (internal_open loads it). */
 	for (p = h->pr.all; p && !had_rt && h->pr.rt.runtime && !err; p = p->next_all)
-		if (p->valid)
+		if (p->valid && !p->usdt)
 			err = init_virgin(h, p->addr);
 	for (p = h->pr.all; p; p = p->next_all)
 		p->new_probe = false;
@@ -299,6 +368,7 @@ void tnf_probes_release(struct tnfctl_handle *h)
 		pn = p->next_all;
 		if (h->pr.destroy)
 			h->pr.destroy(p->client_data);
+		tnf_usdt_free(p->usdt);
 		free(p->attrs);
 		free(p->func_names);
 		free(p->func_addrs);
@@ -306,6 +376,7 @@ void tnf_probes_release(struct tnfctl_handle *h)
 	}
 	h->pr.all = NULL;
 	h->pr.all_tail = &h->pr.all;
+	tnf_usdt_put(h);
 	for (o = h->pr.objs; o; o = on) {
 		on = o->next;
 		o->nprobes = 0;

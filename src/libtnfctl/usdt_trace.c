@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The controller's USDT session: the BPF object of bpf/usdt.bpf.c, the
+ * consumer thread that turns its ring buffer into a TNF file with kernel
+ * mode's writer (ktrace_file.c), and a link per enabled and traced probe.
+ * The writer's state is per process, so there is one session (one file)
+ * per controller process, shared by its handles, and none while a kernel
+ * handle has a buffer (BUSY).  The links are libbpf's attach_usdt: perf
+ * uprobes with the kernel's semaphore reference count, so a controller
+ * killed at any moment leaves no uprobe and no semaphore raised behind:
+ * the kernel drops both with the link's last descriptor.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "internal.h"
+#include "tnf_drops.h"
+#include "usdt.h"
+#include "usdt_events.h"
+#include "usdt.skel.h"
+
+#define US_POLL_MS   50		/* longest a record waits in the ring buffer */
+#define US_FILE_SIZE (4u << 20) /* unless the target's own trace file is larger */
+
+struct us_session {
+	struct usdt_bpf *skel;
+	struct ring_buffer *rb;
+	pthread_mutex_t lock; /* slots and the file: consumer vs the API */
+	pthread_t thread;
+	int stop_fd;
+	struct kt_probe **slots; /* by slot - 1; NULL once the probe is gone */
+	uint32_t nslots, cap;
+	uint64_t lost_written;
+	char *file;
+};
+
+/* Lock order: us_lock, then the session's lock. */
+static pthread_mutex_t us_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct us_session *us;
+
+static int on_record(void *ctx, void *data, size_t len)
+{
+	struct us_session *s = ctx;
+	const struct kt_hdr *h = data;
+	const uint8_t *fixed = (const uint8_t *)(h + 1);
+
+	if (len < sizeof(*h) + US_FIXED || h->fixed_size != US_FIXED || !h->probe ||
+	    h->probe > s->nslots || !s->slots[h->probe - 1])
+		return 0;
+	ktf_event(s->slots[h->probe - 1], h, fixed, (const char *)fixed + US_FIXED,
+		  len - sizeof(*h) - US_FIXED);
+	return 0;
+}
+
+static uint64_t lost_total(struct us_session *s)
+{
+	int ncpu = libbpf_num_possible_cpus(), i;
+	uint64_t *v, sum = 0;
+	uint32_t zero = 0;
+
+	if (ncpu <= 0 || !(v = calloc((size_t)ncpu, sizeof(*v))))
+		return 0;
+	if (!bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.us_lost), &zero, v))
+		for (i = 0; i < ncpu; i++)
+			sum += v[i];
+	free(v);
+	return sum;
+}
+
+/* Caller holds s->lock. */
+static void consume_locked(struct us_session *s)
+{
+	uint64_t lost;
+
+	ring_buffer__consume(s->rb);
+	lost = lost_total(s);
+	if (lost > s->lost_written) {
+		ktf_lost(lost - s->lost_written, TNF_DROP_KERNEL_RB);
+		s->lost_written = lost;
+	}
+}
+
+static void *consumer(void *arg)
+{
+	struct us_session *s = arg;
+	struct pollfd pf[2] = {{.fd = ring_buffer__epoll_fd(s->rb), .events = POLLIN},
+			       {.fd = s->stop_fd, .events = POLLIN}};
+
+	for (;;) {
+		poll(pf, 2, US_POLL_MS);
+		pthread_mutex_lock(&s->lock);
+		consume_locked(s);
+		pthread_mutex_unlock(&s->lock);
+		if (pf[1].revents)
+			return NULL;
+	}
+}
+
+/* Everything the kernel wrote so far is in the file when this returns. */
+static void drain(struct us_session *s)
+{
+	kt_quiesce(); /* no program started before this still runs */
+	pthread_mutex_lock(&s->lock);
+	consume_locked(s);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void session_free(struct us_session *s)
+{
+	uint64_t one = 1;
+
+	if (s->thread) {
+		if (write(s->stop_fd, &one, sizeof(one)) != sizeof(one))
+			(void)0; /* an eventfd write of 1 does not fail */
+		pthread_join(s->thread, NULL);
+	}
+	if (s->rb)
+		drain(s);
+	ring_buffer__free(s->rb);
+	usdt_bpf__destroy(s->skel);
+	if (s->stop_fd >= 0)
+		close(s->stop_fd);
+	ktf_close();
+	pthread_mutex_destroy(&s->lock);
+	free(s->slots);
+	free(s->file);
+	free(s);
+}
+
+/* "<the target's trace file>.usdt", else $TMPDIR/trace-<pid>.usdt. */
+static tnfctl_errcode_t file_name(struct tnfctl_handle *h, pid_t pid, char *path, size_t len)
+{
+	const char *tf = h->attrs.trace_file_name ? h->attrs.trace_file_name : h->pr.buf_name;
+	const char *tmp = getenv("TMPDIR");
+	char name[PATH_MAX];
+	int n;
+
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	n = tf ? snprintf(name, sizeof(name), "%s.usdt", tf)
+	       : snprintf(name, sizeof(name), "%s/trace-%d.usdt", tmp, (int)pid);
+	if (n >= (int)sizeof(name))
+		return TNFCTL_ERR_BADARG;
+	return tnf_abs_path(name, path, len);
+}
+
+static tnfctl_errcode_t session_new(struct tnfctl_handle *h, pid_t pid)
+{
+	uint64_t size =
+		h->attrs.trace_buf_size > US_FILE_SIZE ? h->attrs.trace_buf_size : US_FILE_SIZE;
+	struct us_session *s = calloc(1, sizeof(*s));
+	tnfctl_errcode_t err;
+	struct tnf_tmpfile tf;
+	char path[PATH_MAX];
+	int fd, e;
+
+	if (!s)
+		return TNFCTL_ERR_ALLOCFAIL;
+	s->stop_fd = -1;
+	pthread_mutex_init(&s->lock, NULL);
+	err = file_name(h, pid, path, sizeof(path));
+	if (err) {
+		free(s);
+		return err;
+	}
+	fd = tnf_create_tmpfile(path, size, geteuid(), &tf, &err);
+	if (fd < 0) {
+		free(s);
+		return err;
+	}
+	e = ktf_open(fd, size);
+	close(fd);
+	if (e) {
+		tnf_tmpfile_discard(&tf);
+		free(s);
+		return tnf_kernel_err(e);
+	}
+	s->skel = usdt_bpf__open_and_load();
+	e = s->skel ? 0 : -errno;
+	if (!e && !(s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.us_rb), on_record, s, NULL)))
+		e = -errno;
+	if (!e && (s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+		e = -errno;
+	if (!e)
+		e = -pthread_create(&s->thread, NULL, consumer, s);
+	if (!e && !(s->file = strdup(path)))
+		e = -ENOMEM;
+	err = e ? tnf_kernel_err(e) : tnf_tmpfile_commit(&tf);
+	if (err) {
+		session_free(s); /* closes the writer's file too */
+		tnf_tmpfile_discard(&tf);
+		return err;
+	}
+	us = s;
+	return TNFCTL_ERR_NONE;
+}
+
+static tnfctl_errcode_t add_slot(struct us_session *s, struct tnf_usdt *u)
+{
+	struct kt_probe **v;
+
+	if (u->slot)
+		return TNFCTL_ERR_NONE;
+	pthread_mutex_lock(&s->lock);
+	if (s->nslots == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 64;
+		v = realloc(s->slots, s->cap * sizeof(*v));
+		if (!v) {
+			pthread_mutex_unlock(&s->lock);
+			return TNFCTL_ERR_ALLOCFAIL;
+		}
+		s->slots = v;
+	}
+	s->slots[s->nslots++] = &u->kp;
+	u->slot = s->nslots;
+	pthread_mutex_unlock(&s->lock);
+	return TNFCTL_ERR_NONE;
+}
+
+tnfctl_errcode_t tnf_usdt_attach(struct tnfctl_handle *h, struct tnf_usdt *u)
+{
+	LIBBPF_OPTS(bpf_usdt_opts, o);
+	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
+
+	pthread_mutex_lock(&us_lock);
+	if (!us)
+		err = session_new(h, u->pid);
+	if (!err)
+		err = add_slot(us, u);
+	if (!err) {
+		o.usdt_cookie = US_COOKIE((uint64_t)u->slot, u->strmask);
+		u->link = bpf_program__attach_usdt(us->skel->progs.usdt_hit, u->pid, u->path,
+						   u->provider, u->name, &o);
+		if (!u->link)
+			err = tnf_kernel_err(errno ? errno : EINVAL);
+	}
+	if (!err)
+		h->pr.usdt_used = true;
+	pthread_mutex_unlock(&us_lock);
+	return err;
+}
+
+/* Its uprobes gone; what they wrote is in the file. */
+void tnf_usdt_detach(struct tnf_usdt *u)
+{
+	if (!u->link)
+		return;
+	bpf_link__destroy(u->link);
+	u->link = NULL;
+	pthread_mutex_lock(&us_lock);
+	if (us)
+		drain(us);
+	pthread_mutex_unlock(&us_lock);
+}
+
+/* The session lets go of @u's type (detached already). */
+void tnf_usdt_forget(struct tnf_usdt *u)
+{
+	pthread_mutex_lock(&us_lock);
+	if (us && u->slot && u->slot <= us->nslots) {
+		pthread_mutex_lock(&us->lock);
+		us->slots[u->slot - 1] = NULL;
+		pthread_mutex_unlock(&us->lock);
+	}
+	u->slot = 0;
+	pthread_mutex_unlock(&us_lock);
+}
+
+/*
+ * @h is closed: the session ends with the last handle that used it (its
+ * probes already forgotten), and its file is then complete.
+ */
+void tnf_usdt_put(struct tnfctl_handle *h)
+{
+	if (!h->pr.usdt_used)
+		return;
+	h->pr.usdt_used = false;
+	pthread_mutex_lock(&us_lock);
+	if (us) {
+		uint32_t i;
+		bool live = false;
+
+		pthread_mutex_lock(&us->lock);
+		for (i = 0; i < us->nslots; i++)
+			live |= us->slots[i] != NULL;
+		pthread_mutex_unlock(&us->lock);
+		if (!live) {
+			session_free(us);
+			us = NULL;
+		}
+	}
+	pthread_mutex_unlock(&us_lock);
+}
+
+const char *tnf_usdt_file(void)
+{
+	return us ? us->file : NULL;
+}

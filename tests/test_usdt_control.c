@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * prex controls the USDT probes of unmodified programs: tl_sdt (plain
+ * <sys/sdt.h> probes with semaphores) and python3.11 are listed, enabled
+ * and traced, their records read back with tnfdump from the controller's
+ * USDT file (<trace file>.usdt); a controller SIGKILLed while a USDT probe
+ * is enabled leaves its semaphore at 0 and the program running; a TNF
+ * probe, which is a USDT probe too, is listed once.
+ */
+#include <glob.h>
+#include "testlib.h"
+#include "probelib.h"
+#include "prexlib.h"
+
+#define PYTHON "/usr/bin/python3.11"
+#define NFIRE  5
+
+static char sdt_prog[PATH_MAX];
+
+static void require_uprobes(void)
+{
+	tl_require_root();
+	if (access("/sys/bus/event_source/devices/uprobe", F_OK)) {
+		print_message("SKIP: the kernel has no uprobe events (CONFIG_UPROBE_EVENTS)\n");
+		skip();
+	}
+	prex_paths();
+	tl_path_of(sdt_prog, "tests/helpers/tl_sdt");
+}
+
+/* Lines of @out that contain every one of @a and @b (@b may be NULL). */
+static int count_lines_with(const char *out, const char *a, const char *b)
+{
+	const char *l = out;
+	int n = 0;
+
+	while (l && *l) {
+		const char *e = strchr(l, '\n');
+		char line[1024];
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+
+		snprintf(line, sizeof(line), "%.*s", (int)len, l);
+		if (strstr(line, a) && (!b || strstr(line, b)))
+			n++;
+		l = e ? e + 1 : NULL;
+	}
+	return n;
+}
+
+/* The semaphore at @addr of process @pid, read from /proc/PID/mem. */
+static unsigned read_sema(pid_t pid, uintptr_t addr)
+{
+	char path[64];
+	unsigned short v = 0xffff;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &v, sizeof(v), (off_t)addr), sizeof(v));
+	close(fd);
+	return v;
+}
+
+/* prex -p on tl_sdt (libtnfprobe preloaded); the semaphore's address in *@sema. */
+static struct prex *attach_sdt(struct tl_proc **pp, uintptr_t *sema)
+{
+	static const char *opts[] = {"-p", NULL, NULL};
+	static char pidstr[16];
+	struct tl_proc *p = tl_start_target(sdt_prog, 1);
+
+	*sema = (uintptr_t)strtoull(strchr(p->line + 6, ' ') + 1, NULL, 16);
+	snprintf(pidstr, sizeof(pidstr), "%d", p->pid);
+	opts[1] = pidstr;
+	*pp = p;
+	return prex_spawn(opts, false, NULL, NULL);
+}
+
+/* Listed with their attributes, enabled, traced: every hit's arguments in the file. */
+static void test_sdt_list_enable_trace(void **state)
+{
+	static char out[16384], dumped[65536];
+	char file[PATH_MAX], want[128];
+	struct tl_proc *p;
+	struct prex *x;
+	uintptr_t sema;
+	int i;
+
+	(void)state;
+	require_uprobes();
+	setenv("TNFCTL_USDT_STRINGS", "tl_sdt:word:1", 1);
+	x = attach_sdt(&p, &sema);
+	unsetenv("TNFCTL_USDT_STRINGS");
+	writes(x->in_w, "list name provider args strings object probes keys=usdt\n"
+			"enable keys=tl_sdt\n"
+			"continue\n");
+	rd_until(&x->out, "name=word");
+	tl_send(p, "fire %d", NFIRE);
+	tl_expect(p, "fired 5 sema 1");
+	tl_send(p, "exit");
+	close(x->in_w);
+	assert_int_equal(prex_wait(x), 0);
+	rd_rest(&x->out, out, sizeof(out));
+	snprintf(file, sizeof(file), "%s/trace-%d.usdt", tmpdir, p->pid);
+	assert_int_equal(dump(file, dumped, sizeof(dumped)), 0);
+	printf("%s", dumped);
+	unlink(file);
+	/* (count_events reads a decimal TID: the controller's records have the kernel's hex) */
+	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: "), NFIRE);
+	assert_int_equal(count_lines_with(dumped, " word ", "arg0: "), NFIRE);
+	for (i = 0; i < NFIRE; i++) {
+		snprintf(want, sizeof(want), "arg0: %d arg1: %d", i, 3 * i);
+		assert_int_equal(count_lines_with(dumped, " tick ", want), 1);
+		snprintf(want, sizeof(want), "arg0: %d arg1: \"w%d\"", i, i);
+		assert_int_equal(count_lines_with(dumped, " word ", want), 1);
+	}
+	prex_close_fds(x);
+}
+
+/* The tick line of `list ... probes keys=usdt`, as prex printed it before `continue`. */
+static void test_sdt_attributes(void **state)
+{
+	static char out[16384];
+	struct tl_proc *p;
+	struct prex *x;
+	uintptr_t sema;
+
+	(void)state;
+	require_uprobes();
+	x = attach_sdt(&p, &sema);
+	writes(x->in_w, "list name provider args sites probes keys=usdt\nquit\n");
+	assert_int_equal(prex_wait(x), 0);
+	rd_rest(&x->out, out, sizeof(out));
+	assert_int_equal(count_lines_with(out, "name=tick provider=tl_sdt args=2 sites=1 ", NULL),
+			 1);
+	assert_int_equal(count_lines_with(out, "name=word provider=tl_sdt args=2 sites=1 ", NULL),
+			 1);
+	assert_int_equal(count_lines_with(out, "name=", NULL), 2);
+	prex_close_fds(x);
+	tl_send(p, "fire 1"); /* nothing left raised by the quit */
+	tl_expect(p, "fired 1 sema 0");
+}
+
+/* python3.11's gc__start: one record per gc.collect(1), read as "arg0: 1". */
+static void test_python_gc_start(void **state)
+{
+	static char out[16384], dumped[1 << 17];
+	const char *opts[] = {PYTHON,
+			      "-I",
+			      "-S",
+			      "-c",
+			      "import gc\ngc.disable()\nfor i in range(7): gc.collect(1)\n",
+			      NULL};
+	char file[PATH_MAX];
+	struct prex *x;
+	glob_t g;
+
+	(void)state;
+	require_uprobes();
+	if (access(PYTHON, X_OK)) {
+		print_message("SKIP: " PYTHON " is missing\n");
+		skip();
+	}
+	x = prex_spawn(opts, false, NULL, NULL);
+	writes(x->in_w, "enable name=gc__start\ncontinue\n");
+	close(x->in_w);
+	assert_int_equal(prex_wait(x), 0);
+	rd_rest(&x->out, out, sizeof(out));
+	snprintf(file, sizeof(file), "%s/trace-*.usdt", tmpdir);
+	assert_int_equal(glob(file, 0, NULL, &g), 0);
+	assert_int_equal(g.gl_pathc, 1);
+	assert_int_equal(dump(g.gl_pathv[0], dumped, sizeof(dumped)), 0);
+	unlink(g.gl_pathv[0]);
+	globfree(&g);
+	assert_int_equal(count_lines_with(dumped, " gc__start ", "arg0: 1"), 7);
+	prex_close_fds(x);
+}
+
+/* prex SIGKILLed while tick is enabled: its semaphore back to 0, tl_sdt runs on. */
+static void test_controller_killed(void **state)
+{
+	struct tl_proc *p;
+	struct prex *x;
+	uintptr_t sema;
+	int st;
+
+	(void)state;
+	require_uprobes();
+	x = attach_sdt(&p, &sema);
+	/* the list comes after the attach (tl_sdt stopped) and the enable */
+	writes(x->in_w, "enable name=tick\nlist name probes name=tick\ncontinue\n");
+	rd_until(&x->out, "name=tick");
+	tl_send(p, "fire 1");
+	tl_expect(p, "fired 1 sema 1");
+	assert_int_equal(read_sema(p->pid, sema), 1);
+	kill(x->pid, SIGKILL);
+	assert_int_equal(tl_waitpid_timeout(x->pid, &st, 0, tl.timeout_ms), x->pid);
+	assert_int_equal(read_sema(p->pid, sema), 0);
+	tl_send(p, "fire 2");
+	tl_expect(p, "fired 2 sema 0");
+	prex_close_fds(x);
+}
+
+/* A TNF probe is a USDT probe too (<tnf/probe.h>): listed once, as a TNF probe. */
+static void test_tnf_probe_listed_once(void **state)
+{
+	static char out[16384];
+	const char *opts[] = {"-p", NULL, NULL};
+	char pidstr[16], *l, *e;
+	struct tl_proc *p;
+	struct prex *x;
+	int n = 0;
+
+	(void)state;
+	require_uprobes();
+	p = tl_start_target(probes_prog, 1);
+	snprintf(pidstr, sizeof(pidstr), "%d", p->pid);
+	opts[1] = pidstr;
+	x = prex_spawn(opts, false, NULL, NULL);
+	writes(x->in_w, "list name probes keys=usdt\nlist name probes $all\nquit\n");
+	assert_int_equal(prex_wait(x), 0);
+	rd_rest(&x->out, out, sizeof(out));
+	for (l = strstr(out, "name="); l; l = strstr(e, "name=")) {
+		char name[128];
+
+		e = strchr(l, ' ');
+		assert_non_null(e);
+		snprintf(name, sizeof(name), "%.*s ", (int)(e - l), l);
+		assert_int_equal(count_lines_with(out, name, NULL), 1);
+		n++;
+	}
+	assert_true(n > 1);
+	assert_int_equal(count_lines_with(out, "name=tl_main_tick ", NULL), 1);
+	prex_close_fds(x);
+	tl_send(p, "ping");
+	tl_expect(p, "pong");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		TL_TEST(test_sdt_list_enable_trace), TL_TEST(test_sdt_attributes),
+		TL_TEST(test_python_gc_start),	     TL_TEST(test_controller_killed),
+		TL_TEST(test_tnf_probe_listed_once), TL_FINAL_TEST,
+	};
+
+	return tl_run(tests);
+}
