@@ -616,6 +616,9 @@ tnfctl_errcode_t tnfctl_probe_apply_ids(tnfctl_handle_t *hndl, ulong_t probe_cou
  *         new_probe: its object arrived at the last dlopen sync.
  *         A kernel probe: obj_name, func_names and func_addrs are NULL,
  *         new_probe is B_TRUE (every probe arrived at the open).
+ *         A USDT probe (Linux extension): attr_string "name N;provider P;
+ *         keys usdt P;args K;slots arg0 ..;sites S[;strings I ..]",
+ *         obj_name its object, func_names and func_addrs NULL.
  * Errors: INVALIDPROBE (its object was dlclosed; a kernel probe whose
  * tracepoint format could not be read), BADARG (NULL, or a probe of
  * another handle), NOPROCESS, ALLOCFAIL, INTERNAL.
@@ -640,6 +643,13 @@ tnfctl_errcode_t tnfctl_probe_state_get(tnfctl_handle_t *hndl, tnfctl_probe_t *p
  * INVALIDPROBE, and while tracing is on the attach's: ACCES,
  * FILENOTFOUND (the tracepoint is gone), ALLOCFAIL, INTERNAL (the state
  * is changed all the same).
+ * A USDT probe (Linux extension) needs no buffer either: uprobes (with
+ * the kernel's semaphore count) are on its sites while it is enabled and
+ * traced, its hits written by this process into "<trace file>.usdt"
+ * (tnfctl_probe_state_get(3)); disconnect_all does nothing.  Errors then:
+ * BADARG, INVALIDPROBE, BUSY (a kernel-mode buffer has this process's
+ * writer), and the attach's: ACCES, FILENOTFOUND, ALLOCFAIL, INTERNAL
+ * (the state is left as it was).
  */
 tnfctl_errcode_t tnfctl_probe_enable(tnfctl_handle_t *hndl, tnfctl_probe_t *probe_hndl,
 				     void *ignored);
