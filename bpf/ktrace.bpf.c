@@ -41,6 +41,14 @@ struct {
 	__type(value, __u64); /* its start (a later process with the pid does not pass) */
 } kt_pids SEC(".maps");
 
+/* The no-cookie variant: slot -> serial of the tracepoint its stub is on, 0 for none. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KT_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} kt_slots SEC(".maps");
+
 struct kt_scratch {
 	struct kt_hdr h;
 	__u8 data[KT_MAX_FIXED + KT_MAX_STRS * (KT_STR_MAX + 1) + 1];
@@ -81,25 +89,23 @@ static __always_inline int admitted(__u32 tgid)
 /* Not 0: that would drop the event for perf's own users of the tracepoint. */
 #define KT_PASS 1
 
-SEC("tracepoint")
-int kt_event(void *ctx)
+/*
+ * The record's common fields hold a pt_regs pointer here, so @key (the
+ * link's serial) says which tracepoint.  A link being released has no
+ * entry any more and does nothing.  Not inlined: one copy for the slot
+ * stubs, and 5.10 checks a static function with the ctx pointer as is.
+ */
+static __noinline int kt_record(void *ctx, __u64 key)
 {
 	__u64 id = bpf_get_current_pid_tgid(), *lost;
 	struct kt_event_cfg *cfg;
 	struct kt_scratch *s;
 	__u32 zero = 0, i;
-	__u64 key;
 	__u64 pos; /* 64 bits: a spilled 32-bit scalar loses its bounds */
 	__u64 before, flags;
 
 	if (!tracing_on || (__u32)id == consumer_tid)
 		return KT_PASS;
-	/*
-	 * The record's common fields hold a pt_regs pointer here: the cookie
-	 * (the link's serial) says which tracepoint.  A link being released
-	 * has no entry any more and does nothing.
-	 */
-	key = bpf_get_attach_cookie(ctx);
 	cfg = bpf_map_lookup_elem(&kt_events, &key);
 	if (!cfg || !admitted(id >> 32))
 		return KT_PASS;
@@ -172,3 +178,41 @@ int kt_event(void *ctx)
 	}
 	return KT_PASS;
 }
+
+/* Kernels with cookies (5.15): one program on every tracepoint. */
+SEC("tracepoint")
+int kt_event(void *ctx)
+{
+	return kt_record(ctx, bpf_get_attach_cookie(ctx));
+}
+
+/* Without: stub n is on one tracepoint at a time, its serial in kt_slots[n]. */
+static __always_inline int kt_slot(void *ctx, __u32 slot)
+{
+	__u64 *key = bpf_map_lookup_elem(&kt_slots, &slot);
+
+	return kt_record(ctx, key ? *key : 0); /* serials start at 1 */
+}
+
+#define KT_SLOT(n)                                                                                 \
+	SEC("tracepoint")                                                                          \
+	int kt_slot##n(void *ctx)                                                                  \
+	{                                                                                          \
+		return kt_slot(ctx, 1##n - 100);                                                   \
+	}
+/* kt_slot00 .. kt_slot63 (1##n - 100: "08" is no octal number) */
+#define KT_SLOT10(t)                                                                               \
+	KT_SLOT(t##0) KT_SLOT(t##1) KT_SLOT(t##2) KT_SLOT(t##3) KT_SLOT(t##4) KT_SLOT(t##5)        \
+	KT_SLOT(t##6) KT_SLOT(t##7) KT_SLOT(t##8) KT_SLOT(t##9)
+
+KT_SLOT10(0)
+KT_SLOT10(1)
+KT_SLOT10(2)
+KT_SLOT10(3)
+KT_SLOT10(4)
+KT_SLOT10(5)
+KT_SLOT(60)
+KT_SLOT(61)
+KT_SLOT(62)
+KT_SLOT(63)
+_Static_assert(KT_SLOTS == 64, "one stub per slot above");

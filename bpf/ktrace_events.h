@@ -14,6 +14,8 @@
 #define KT_MAX_STRS	 4     /* string fields copied per event */
 #define KT_STR_MAX	 256   /* bytes per string, NUL included */
 #define KT_MAX_PIDS	 65536 /* the process filter's list */
+/* tracepoints traced at once on a kernel without BPF cookies (one stub program each) */
+#define KT_SLOTS	 64
 /* kt_pids holds each process's start, as /proc's starttime (USER_HZ is 100) */
 #define KT_NSEC_PER_TICK 10000000ULL
 

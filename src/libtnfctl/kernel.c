@@ -44,6 +44,8 @@ tnfctl_errcode_t tnf_kernel_err(int e)
 		return TNFCTL_ERR_FILENOTFOUND;
 	case EBUSY: /* the writer has a file already (ktf_open) */
 		return TNFCTL_ERR_BUSY;
+	case ENOSPC: /* KT_SLOTS probes traced at once, without BPF cookies (ktrace.c) */
+		return TNFCTL_ERR_ALLOCFAIL;
 	default:
 		return TNFCTL_ERR_INTERNAL;
 	}
@@ -162,8 +164,8 @@ TNF_API tnfctl_errcode_t tnfctl_kernel_open(tnfctl_handle_t **retval)
 		err = TNFCTL_ERR_ACCES;
 		goto fail;
 	}
-	/* A probe's BPF program knows which it is by its link's cookie (5.15). */
-	if (!tnf_kfeatures()->base || !tnf_kfeatures()->attach_cookie) {
+	/* BTF and the ring buffer; without cookies a stub per tracepoint (ktrace.c) */
+	if (!tnf_kfeatures()->base) {
 		err = TNFCTL_ERR_KERNEL;
 		goto fail;
 	}

@@ -8,6 +8,12 @@
  * until the buffer goes: the kernel takes ~0.1 s to release each, and
  * refuses the same program twice on a tracepoint (EEXIST) while an old
  * link is still being released.
+ *
+ * Without BPF cookies (before 5.15, or TNFCTL_KTRACE_COMPAT=1) the program
+ * cannot tell tracepoints apart: each link gets one of KT_SLOTS stub
+ * programs instead, its slot holding the serial in kt_slots.  A slot is
+ * taken back from a link whose probe writes nothing only when all are in
+ * use; with KT_SLOTS probes active the next one fails (-ENOSPC).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,7 +48,21 @@ struct kt_state {
 	uint64_t lost_written;
 	uint64_t missed_written; /* runs the kernel skipped (recursion) */
 	uint64_t serial;	 /* of the last link attached */
+	bool compat;		 /* the slot stubs, not kt_event */
+	struct bpf_program *slot_prog[KT_SLOTS];
+	struct kt_probe *slot_owner[KT_SLOTS]; /* whose link holds the slot */
 };
+
+/*
+ * The no-cookie variant where the kernel has no cookies, or where
+ * TNFCTL_KTRACE_COMPAT=1 asks for it (read at each load: the tests run both).
+ */
+static bool want_compat(void)
+{
+	const char *force = getenv("TNFCTL_KTRACE_COMPAT");
+
+	return !tnf_kfeatures()->attach_cookie || (force && *force == '1');
+}
 
 static int on_record(void *ctx, void *data, size_t len)
 {
@@ -85,15 +105,27 @@ uint64_t kt_lost_total(struct kt_state *ks)
  * tracepoint hit while it already runs on that CPU (an interrupt during
  * it), and counts that in the program's recursion_misses.
  */
-static uint64_t kt_missed_total(struct kt_state *ks)
+static uint64_t prog_missed(struct bpf_program *prog)
 {
 	struct bpf_prog_info info;
 	uint32_t len = sizeof(info);
 
-	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(ks->skel->progs.kt_event), &info, &len))
+	memset(&info, 0, sizeof(info)); /* recursion_misses is 5.12's: 0 before */
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
 		return 0;
 	return info.recursion_misses;
+}
+
+static uint64_t kt_missed_total(struct kt_state *ks)
+{
+	uint64_t sum = 0;
+	int i;
+
+	if (!ks->compat)
+		return prog_missed(ks->skel->progs.kt_event);
+	for (i = 0; i < KT_SLOTS; i++)
+		sum += prog_missed(ks->slot_prog[i]);
+	return sum;
 }
 
 /* Caller holds ks->lock. */
@@ -151,9 +183,28 @@ static void *consumer(void *arg)
 	return NULL;
 }
 
+/* Only the variant in use is loaded (kt_event needs bpf_get_attach_cookie). */
+static int pick_variant(struct kt_state *ks)
+{
+	char name[16];
+	int i;
+
+	ks->compat = want_compat();
+	bpf_program__set_autoload(ks->skel->progs.kt_event, !ks->compat);
+	for (i = 0; i < KT_SLOTS; i++) {
+		snprintf(name, sizeof(name), "kt_slot%02d", i);
+		ks->slot_prog[i] = bpf_object__find_program_by_name(ks->skel->obj, name);
+		if (!ks->slot_prog[i])
+			return -ENOENT;
+		bpf_program__set_autoload(ks->slot_prog[i], ks->compat);
+	}
+	return 0;
+}
+
 int kt_load(struct kt_state **out, uint64_t rb_size, struct kt_probe *probes, unsigned long n)
 {
 	struct kt_state *ks = calloc(1, sizeof(*ks));
+	unsigned long i;
 	int err;
 
 	if (!ks)
@@ -161,6 +212,8 @@ int kt_load(struct kt_state **out, uint64_t rb_size, struct kt_probe *probes, un
 	ks->probes = probes;
 	ks->n = n;
 	ks->stop_fd = -1;
+	for (i = 0; i < n; i++)
+		probes[i].slot = -1;
 	pthread_mutex_init(&ks->lock, NULL);
 	ks->skel = ktrace_bpf__open();
 	if (!ks->skel) {
@@ -168,7 +221,9 @@ int kt_load(struct kt_state **out, uint64_t rb_size, struct kt_probe *probes, un
 		goto fail;
 	}
 	ks->skel->rodata->wake_bytes = rb_size / 4;
-	err = bpf_map__set_max_entries(ks->skel->maps.kt_rb, (uint32_t)rb_size);
+	err = pick_variant(ks);
+	if (!err)
+		err = bpf_map__set_max_entries(ks->skel->maps.kt_rb, (uint32_t)rb_size);
 	if (!err)
 		err = ktrace_bpf__load(ks->skel);
 	if (err)
@@ -248,7 +303,9 @@ void kt_unload(struct kt_state *ks)
  */
 static struct bpf_link *attach_tracepoint(struct kt_state *ks, struct kt_probe *p, uint64_t key)
 {
-	LIBBPF_OPTS(bpf_perf_event_opts, o, .bpf_cookie = key);
+	/* no cookie at all for a stub: libbpf refuses one where links cannot carry it */
+	LIBBPF_OPTS(bpf_perf_event_opts, o, .bpf_cookie = ks->compat ? 0 : key);
+	struct bpf_program *prog = ks->compat ? ks->slot_prog[p->slot] : ks->skel->progs.kt_event;
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_TRACEPOINT,
 		.size = sizeof(attr),
@@ -262,7 +319,7 @@ static struct bpf_link *attach_tracepoint(struct kt_state *ks, struct kt_probe *
 	pfd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
 	if (pfd < 0)
 		return NULL;
-	l = bpf_program__attach_perf_event_opts(ks->skel->progs.kt_event, pfd, &o);
+	l = bpf_program__attach_perf_event_opts(prog, pfd, &o);
 	if (!l) {
 		e = errno;
 		close(pfd);
@@ -271,6 +328,66 @@ static struct bpf_link *attach_tracepoint(struct kt_state *ks, struct kt_probe *
 	}
 	p->perf_fd = pfd;
 	return l;
+}
+
+/*
+ * Sets slot @i's serial: 0 frees it.  The stub reads it at each hit, so a
+ * hit of the old link finds the old serial (no kt_events entry) or 0.
+ */
+static int slot_set(struct kt_state *ks, int i, uint64_t serial)
+{
+	uint32_t key = (uint32_t)i;
+
+	return bpf_map_update_elem(bpf_map__fd(ks->skel->maps.kt_slots), &key, &serial, BPF_ANY)
+		       ? -errno
+		       : 0;
+}
+
+/*
+ * Takes @p's link and slot away (its probe writes nothing: no kt_events
+ * entry).  The link is released here, not handed off, and every run of it
+ * waited for, before the slot can carry another tracepoint's serial.
+ */
+static void slot_reclaim(struct kt_state *ks, struct kt_probe *p)
+{
+	int i = p->slot;
+
+	slot_set(ks, i, 0);
+	bpf_link__destroy(p->link);
+	kt_quiesce();
+	p->link = NULL;
+	p->serial = 0;
+	p->slot = -1;
+	ks->slot_owner[i] = NULL;
+}
+
+/* A free slot for @p, or one taken back from an inactive probe; -ENOSPC if none. */
+static int slot_take(struct kt_state *ks, struct kt_probe *p)
+{
+	int i;
+
+	for (i = 0; i < KT_SLOTS; i++)
+		if (!ks->slot_owner[i])
+			goto found;
+	for (i = 0; i < KT_SLOTS; i++)
+		if (!ks->slot_owner[i]->active) {
+			slot_reclaim(ks, ks->slot_owner[i]);
+			goto found;
+		}
+	return -ENOSPC;
+found:
+	ks->slot_owner[i] = p;
+	p->slot = i;
+	return 0;
+}
+
+static void slot_release(struct kt_state *ks, struct kt_probe *p)
+{
+	if (p->slot < 0)
+		return;
+	slot_set(ks, p->slot, 0);
+	ks->slot_owner[p->slot] = NULL;
+	p->slot = -1;
 }
 
 /* @p's program writes from now on: its link made, or its entry put back. */
@@ -282,13 +399,26 @@ int kt_activate(struct kt_state *ks, struct kt_probe *p)
 
 	if (p->active)
 		return 0;
-	if (bpf_map_update_elem(fd, &key, &p->cfg, BPF_ANY))
-		return -errno;
+	if (!p->link && ks->compat) {
+		err = slot_take(ks, p);
+		if (!err)
+			err = slot_set(ks, p->slot, key);
+		if (err) {
+			slot_release(ks, p);
+			return err;
+		}
+	}
+	if (bpf_map_update_elem(fd, &key, &p->cfg, BPF_ANY)) {
+		err = -errno;
+		slot_release(ks, p);
+		return err;
+	}
 	if (!p->link) {
 		l = attach_tracepoint(ks, p, key);
 		if (!l) {
 			err = -errno;
 			bpf_map_delete_elem(fd, &key);
+			slot_release(ks, p);
 			return err;
 		}
 		ks->serial = key;
@@ -379,6 +509,7 @@ static void detach_all(struct kt_state *ks)
 		struct bpf_link *l = ks->probes[i].link;
 
 		kt_deactivate(ks, &ks->probes[i]);
+		slot_release(ks, &ks->probes[i]);
 		if (!l)
 			continue;
 		ks->probes[i].link = NULL;

@@ -39,6 +39,7 @@ struct kt_probe {
 	struct bpf_link *link;	 /* attached while enabled, traced and tracing is on */
 	int perf_fd;		 /* the link's perf event (the link closes it) */
 	uint64_t serial;	 /* the link's cookie and kt_events key */
+	int slot;		 /* its stub program without cookies (ktrace.c), or -1 */
 	bool active;		 /* its kt_events entry is there: the program writes */
 	/* the TNF probe type (libtnfprobe's control block shape) */
 	tnf_probe_control_t cb;
