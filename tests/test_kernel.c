@@ -4,11 +4,14 @@
  * tracepoints as probes, the records of a workload of known shape checked
  * one by one against what the workload did, the process filter, the
  * buffer states and error codes, a forced ring-buffer overflow, and a
- * kernel trace merged with a user trace of the same period.
+ * kernel trace merged with a user trace of the same period.  The *_compat
+ * tests run the same scenarios with TNFCTL_KTRACE_COMPAT=1: the stub
+ * programs of kernels without BPF cookies (5.10 .. 5.14), on this kernel.
  */
 #include <stdbool.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
+#include <bpf/bpf.h>
 #include "testlib.h"
 #include "probelib.h"
 #include "tnf.h"
@@ -28,10 +31,10 @@ static tnfctl_handle_t *kopen(void)
 			      tnfctl_strerror(err));
 		skip();
 	}
-	/* the one KERNEL expected: a kernel without cookies (tnfctl_kernel_open(3)) */
+	/* the one KERNEL expected: no BTF or ring buffer (tnfctl_kernel_open(3)) */
 	if (err == TNFCTL_ERR_KERNEL && !tl_kernel_mode_supported()) {
-		print_message("SKIP: kernel mode needs BPF cookies on perf-event links (Linux "
-			      "5.15); tnfctl_kernel_open said %s\n",
+		print_message("SKIP: kernel mode needs BTF and the BPF ring buffer (Linux 5.8); "
+			      "tnfctl_kernel_open said %s\n",
 			      tnfctl_strerror(err));
 		skip();
 	}
@@ -45,6 +48,86 @@ static void kclose(tnfctl_handle_t *h)
 	tl_untrack_handle(h);
 	tl_assert_err(tnfctl_close(h, TNFCTL_TARG_DEFAULT), TNFCTL_ERR_NONE);
 }
+
+/* Set by the *_compat tests' setup: TNFCTL_KTRACE_COMPAT=1 for their run. */
+static bool kcompat;
+
+/* The programs of the kernel handle's object, by name, among this process's descriptors. */
+static void kprogs(int *events, int *slots)
+{
+	char path[PATH_MAX], target[64];
+	struct bpf_prog_info info;
+	struct dirent *de;
+	uint32_t len;
+	ssize_t n;
+	DIR *d = opendir("/proc/self/fd");
+
+	assert_non_null(d);
+	*events = *slots = 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (strcmp(target, "anon_inode:bpf-prog"))
+			continue;
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(atoi(de->d_name), &info, &len))
+			continue;
+		if (!strcmp(info.name, "kt_event"))
+			(*events)++;
+		else if (!strncmp(info.name, "kt_slot", 7))
+			(*slots)++;
+	}
+	closedir(d);
+}
+
+/*
+ * tnfctl_buffer_alloc, and the variant it loaded: the 64 slot stubs where
+ * the kernel has no cookies or TNFCTL_KTRACE_COMPAT=1, else kt_event alone.
+ */
+static void kalloc(tnfctl_handle_t *h, const char *path, uint_t size)
+{
+	bool stubs = kcompat || !tl_kernel_has_cookies();
+	int events, slots;
+
+	tl_assert_err(tnfctl_buffer_alloc(h, path, size), TNFCTL_ERR_NONE);
+	kprogs(&events, &slots);
+	if (stubs ? events != 0 || slots != 64 : events != 1 || slots != 0)
+		fail_msg("%d kt_event and %d kt_slot programs loaded, want %s", events, slots,
+			 stubs ? "0 and 64 (no cookies)" : "1 and 0 (cookies)");
+}
+
+static int kcompat_setup(void **state)
+{
+	kcompat = true;
+	setenv("TNFCTL_KTRACE_COMPAT", "1", 1);
+	return tl_setup(state);
+}
+
+static int kcompat_teardown(void **state)
+{
+	kcompat = false;
+	unsetenv("TNFCTL_KTRACE_COMPAT");
+	return tl_teardown(state);
+}
+
+/* A scenario again, with the no-cookie variant forced: the same assertions. */
+#define KCOMPAT_TEST(fn) {#fn "_compat", fn##_compat, kcompat_setup, kcompat_teardown, NULL}
+#define KCOMPAT(fn)                                                                                \
+	static void fn##_compat(void **state)                                                      \
+	{                                                                                          \
+		/* without cookies the plain test runs the stubs already */                        \
+		if (!tl_kernel_has_cookies()) {                                                    \
+			print_message("SKIP: no BPF cookies here: %s runs the stubs\n", #fn);     \
+			skip();                                                                    \
+		}                                                                                  \
+		fn(state);                                                                         \
+	}
 
 struct kfind {
 	const char *name;
@@ -283,7 +366,7 @@ static void trace_only(tnfctl_handle_t *h, pid_t pid, const char *path, uint_t s
 	tl_assert_err(tnfctl_filter_list_add(h, pid), TNFCTL_ERR_NONE);
 	tl_assert_err(tnfctl_filter_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
 	if (size)
-		tl_assert_err(tnfctl_buffer_alloc(h, path, size), TNFCTL_ERR_NONE);
+		kalloc(h, path, size);
 	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
 }
 
@@ -395,7 +478,7 @@ static void test_kernel_trace_workload(void **state)
 	trace_path(path, sizeof(path), "kwork");
 	ktrace_probe(h, "sched_process_fork");
 	ktrace_probe(h, "sys_enter_openat");
-	tl_assert_err(tnfctl_buffer_alloc(h, path, 4 << 20), TNFCTL_ERR_NONE);
+	kalloc(h, path, 4 << 20);
 	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
 	kids_start(&k, NKIDS, "work");
 	kids_run(&k, NKIDS);
@@ -463,7 +546,7 @@ static void test_kernel_filter(void **state)
 	free(list);
 	tl_assert_err(tnfctl_trace_attrs_get(h, &a), TNFCTL_ERR_NONE);
 	assert_int_equal(a.filter_state, B_TRUE);
-	tl_assert_err(tnfctl_buffer_alloc(h, path, 1 << 20), TNFCTL_ERR_NONE);
+	kalloc(h, path, 1 << 20);
 	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
 	kids_run(&k, NKIDS);
 	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
@@ -614,7 +697,7 @@ static void test_kernel_perf_coexists(void **state)
 	pa.config = strtoull(buf, NULL, 10);
 	pfd = (int)syscall(SYS_perf_event_open, &pa, k.pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	assert_true(pfd >= 0);
-	tl_assert_err(tnfctl_buffer_alloc(h, path, 1 << 20), TNFCTL_ERR_NONE);
+	kalloc(h, path, 1 << 20);
 	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
 	kid_finish(&k);
 	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
@@ -760,7 +843,7 @@ static void test_kernel_fork_child_holds_no_links(void **state)
 	h = kopen();
 	trace_path(path, sizeof(path), "kforkfd");
 	ktrace_probe(h, "sys_enter_getppid");
-	tl_assert_err(tnfctl_buffer_alloc(h, path, 4 << 20), TNFCTL_ERR_NONE);
+	kalloc(h, path, 4 << 20);
 	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
 	assert_true(bpf_fds_of(getpid()) > 0);
 	assert_int_equal(pipe2(hold, O_CLOEXEC), 0);
@@ -908,7 +991,7 @@ static void test_kernel_consumer_not_traced(void **state)
 	ktrace_probe(h, "sys_enter_epoll_wait");
 	ktrace_probe(h, "sys_enter_epoll_pwait");
 	k = kid_start(getppid_loop, &n);
-	tl_assert_err(tnfctl_buffer_alloc(h, path, 4 << 20), TNFCTL_ERR_NONE);
+	kalloc(h, path, 4 << 20);
 	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
 	kid_finish(&k);
 	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
@@ -950,7 +1033,7 @@ static void test_kernel_states_and_errors(void **state)
 	tl_assert_err(tnfctl_buffer_dealloc(h), TNFCTL_ERR_NOBUF);
 	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NOBUF);
 	tl_assert_err(tnfctl_buffer_alloc(h, path, 64 * 1024), TNFCTL_ERR_SIZETOOSMALL);
-	tl_assert_err(tnfctl_buffer_alloc(h, path, 128 * 1024), TNFCTL_ERR_NONE);
+	kalloc(h, path, 128 * 1024);
 	tl_assert_err(tnfctl_buffer_alloc(h, path, 128 * 1024), TNFCTL_ERR_BUFEXISTS);
 	tl_assert_err(tnfctl_trace_attrs_get(h, &a), TNFCTL_ERR_NONE);
 	assert_int_equal(a.trace_buf_state, TNFCTL_BUF_OK);
@@ -967,7 +1050,7 @@ static void test_kernel_states_and_errors(void **state)
 	assert_null(a.trace_file_name);
 	assert_int_equal(a.trace_buf_size, 0);
 	/* a second buffer after the first: a fresh file */
-	tl_assert_err(tnfctl_buffer_alloc(h, path, 256 * 1024), TNFCTL_ERR_NONE);
+	kalloc(h, path, 256 * 1024);
 	tl_assert_err(tnfctl_buffer_dealloc(h), TNFCTL_ERR_NONE);
 
 	/* the process filter */
@@ -1059,7 +1142,7 @@ static void test_kernel_user_merged(void **state)
 	tl_path_of(tnftrace, "tnftrace");
 	ktrace_probe(h, "sched_process_exec");
 	ktrace_probe(h, "sched_process_exit");
-	tl_assert_err(tnfctl_buffer_alloc(h, kpath, 1 << 20), TNFCTL_ERR_NONE);
+	kalloc(h, kpath, 1 << 20);
 	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
 	{
 		char *argv[] = {tnftrace, "-q", "-o", upath, "--", tl.demo, NULL};
@@ -1112,6 +1195,108 @@ static void test_kernel_user_merged(void **state)
 	kclose(h);
 }
 
+/* The sys_enter_* probes but two, for test_kernel_slot_cap. */
+struct ksys {
+	tnfctl_probe_t *p[64];
+	int n;
+};
+
+static tnfctl_errcode_t ksys_op(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
+{
+	struct ksys *k = cd;
+	tnfctl_probe_state_t st;
+
+	if (tnfctl_probe_state_get(h, p, &st) || k->n == 64)
+		return TNFCTL_ERR_NONE;
+	if (!strncmp(st.attr_string, "name sys_enter_", 15) &&
+	    strncmp(st.attr_string, "name sys_enter_getppid;", 23) &&
+	    strncmp(st.attr_string, "name sys_enter_openat;", 22))
+		k->p[k->n++] = p;
+	return TNFCTL_ERR_NONE;
+}
+
+/*
+ * Without cookies 64 tracepoints are traced at once (a stub program
+ * each): the next enable fails with ALLOCFAIL and leaves its probe
+ * disabled.  Disabling one lets the next take its slot, and the slot's
+ * old tracepoint writes nothing more, not even as the new one.
+ */
+static void test_kernel_slot_cap(void **state)
+{
+	char path[PATH_MAX], file[PATH_MAX];
+	tnfctl_probe_t *getppid_p, *openat_p;
+	tnfctl_probe_state_t st;
+	struct ksys sys = {.n = 0};
+	struct ktrace t;
+	tnfctl_handle_t *h;
+	int i, getppids = 0, opens = 0, others = 0;
+	uint64_t tid = (uint64_t)syscall(SYS_gettid);
+
+	(void)state;
+	h = kopen();
+	trace_path(path, sizeof(path), "kcap");
+	snprintf(file, sizeof(file), "%s/kcap-%d-not-there", tmpdir, getpid());
+	getppid_p = kprobe(h, "sys_enter_getppid", NULL);
+	openat_p = kprobe(h, "sys_enter_openat", NULL);
+	tl_assert_err(tnfctl_probe_apply(h, ksys_op, &sys), TNFCTL_ERR_NONE);
+	assert_int_equal(sys.n, 64);
+	kalloc(h, path, 4 << 20);
+	tl_assert_err(tnfctl_filter_list_add(h, getpid()), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_filter_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_trace_state_set(h, B_TRUE), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_probe_enable(h, getppid_p, NULL), TNFCTL_ERR_NONE);
+	for (i = 0; i < 63; i++)
+		tl_assert_err(tnfctl_probe_enable(h, sys.p[i], NULL), TNFCTL_ERR_NONE);
+	syscall(SYS_getppid);
+	/* all 64 slots taken */
+	tl_assert_err(tnfctl_probe_enable(h, openat_p, NULL), TNFCTL_ERR_ALLOCFAIL);
+	tl_assert_err(tnfctl_probe_state_get(h, openat_p, &st), TNFCTL_ERR_NONE);
+	assert_int_equal(st.enabled, B_FALSE);
+	/* traced but not enabled takes no slot: it stays as it was */
+	tl_assert_err(tnfctl_probe_trace(h, sys.p[63], NULL), TNFCTL_ERR_NONE);
+	/* one disabled: its slot goes to the next */
+	tl_assert_err(tnfctl_probe_disable(h, getppid_p, NULL), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_probe_enable(h, openat_p, NULL), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_probe_enable(h, sys.p[63], NULL), TNFCTL_ERR_ALLOCFAIL);
+	for (i = 0; i < 3; i++)
+		syscall(SYS_getppid);
+	syscall(SYS_openat, AT_FDCWD, file, O_RDONLY | O_CLOEXEC);
+	tl_assert_err(tnfctl_trace_state_set(h, B_FALSE), TNFCTL_ERR_NONE);
+	read_trace(path, &t);
+	assert_int_equal(t.drops.total, 0);
+	for (i = 0; i < t.n; i++) {
+		if (t.v[i].pid != (uint32_t)getpid() || t.v[i].tid != tid)
+			continue;
+		if (!strcmp(t.v[i].probe, "sys_enter_getppid"))
+			getppids++;
+		else if (!strcmp(t.v[i].probe, "sys_enter_openat") && t.v[i].has_filename &&
+			 !strcmp(t.v[i].filename, file))
+			opens++;
+		else if (!strcmp(t.v[i].probe, "sys_enter_openat"))
+			others++;
+	}
+	free(t.v);
+	if (getppids != 1 || opens != 1 || others)
+		fail_msg("%d getppid records (want 1: before the disable), %d openat of %s "
+			 "(want 1), %d other openat records of this thread (want 0)",
+			 getppids, opens, file, others);
+	kclose(h);
+}
+
+KCOMPAT(test_kernel_trace_workload)
+KCOMPAT(test_kernel_filter)
+KCOMPAT(test_kernel_execve_args)
+KCOMPAT(test_kernel_long_strings)
+KCOMPAT(test_kernel_perf_coexists)
+KCOMPAT(test_kernel_fork_of_controller)
+KCOMPAT(test_kernel_fork_child_holds_no_links)
+KCOMPAT(test_kernel_filter_reused_pid)
+KCOMPAT(test_kernel_states_and_errors)
+KCOMPAT(test_kernel_overflow_counted)
+KCOMPAT(test_kernel_wrap_reported)
+KCOMPAT(test_kernel_consumer_not_traced)
+KCOMPAT(test_kernel_user_merged)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1130,6 +1315,21 @@ int main(void)
 		TL_TEST(test_kernel_wrap_reported),
 		TL_TEST(test_kernel_consumer_not_traced),
 		TL_TEST(test_kernel_user_merged),
+		/* the no-cookie variant (5.10 .. 5.14) forced */
+		{"test_kernel_slot_cap", test_kernel_slot_cap, kcompat_setup, kcompat_teardown, NULL},
+		KCOMPAT_TEST(test_kernel_trace_workload),
+		KCOMPAT_TEST(test_kernel_filter),
+		KCOMPAT_TEST(test_kernel_execve_args),
+		KCOMPAT_TEST(test_kernel_long_strings),
+		KCOMPAT_TEST(test_kernel_perf_coexists),
+		KCOMPAT_TEST(test_kernel_fork_of_controller),
+		KCOMPAT_TEST(test_kernel_fork_child_holds_no_links),
+		KCOMPAT_TEST(test_kernel_filter_reused_pid),
+		KCOMPAT_TEST(test_kernel_states_and_errors),
+		KCOMPAT_TEST(test_kernel_overflow_counted),
+		KCOMPAT_TEST(test_kernel_wrap_reported),
+		KCOMPAT_TEST(test_kernel_consumer_not_traced),
+		KCOMPAT_TEST(test_kernel_user_merged),
 		TL_FINAL_TEST,
 	};
 

@@ -7,6 +7,8 @@
  * the kernel commands' error paths, with the original prex's messages, and
  * their refusal in user mode.  Skipped, with the reason, where the kernel
  * has no tracefs (tnfctl_kernel_open: FILENOTFOUND) or lacks a BPF feature.
+ * The *_compat and slot-cap tests force the no-cookie variant
+ * (TNFCTL_KTRACE_COMPAT=1), as kernels before 5.15 run it.
  */
 #include "testlib.h"
 #include "probelib.h"
@@ -628,6 +630,62 @@ static void test_kernel_commands_in_user_mode(void **state)
 	prex_close_fds(x);
 }
 
+/* ---- the no-cookie variant (5.10 .. 5.14), forced by TNFCTL_KTRACE_COMPAT=1 ---- */
+
+static int kcompat_setup(void **state)
+{
+	setenv("TNFCTL_KTRACE_COMPAT", "1", 1); /* prex inherits it */
+	return tl_setup(state);
+}
+
+static int kcompat_teardown(void **state)
+{
+	unsetenv("TNFCTL_KTRACE_COMPAT");
+	return tl_teardown(state);
+}
+
+/* The session above, its events the same with the slot stubs. */
+static void test_kernel_session_traces_workload_compat(void **state)
+{
+	if (!tl_kernel_has_cookies()) {
+		print_message("SKIP: no BPF cookies here: the plain session runs the stubs\n");
+		skip();
+	}
+	test_kernel_session_traces_workload(state);
+}
+
+/*
+ * More than 64 tracepoints traced at once without cookies: the enable
+ * stops at the cap, with the error and what it may mean; tracing goes on.
+ */
+static void test_kernel_slot_cap_message(void **state)
+{
+	static char err[8192];
+	const char *opts[] = {"-k", "-o", NULL, NULL};
+	const char *want = "prex: error on probe operation: memory allocation failure (out of "
+			   "memory, or more than 64 tracepoints traced at once on a kernel "
+			   "without BPF cookies, before Linux 5.15)\n";
+	char trace[PATH_MAX], line[PATH_MAX + 64];
+	struct prex *x;
+
+	(void)state;
+	prex_paths();
+	fresh_trace(trace, sizeof(trace), "kcap");
+	opts[2] = trace;
+	x = kprex_start(opts);
+	writes(x->in_w, "buffer alloc\nktrace on\nenable name=/^sys_enter_/\nktrace\n"
+			"ktrace off\nquit\n");
+	out_is(x, "Buffer of size 393216 bytes allocated");
+	snprintf(line, sizeof(line), "Current trace file is: %s", trace);
+	out_is(x, line);
+	out_is(x, "Tracing is on");
+	assert_int_equal(prex_wait(x), 0);
+	rd_rest(&x->err, err, sizeof(err));
+	assert_string_equal(err, want);
+	assert_null(rd_line(&x->out, tl.timeout_ms));
+	prex_close_fds(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -638,6 +696,10 @@ int main(void)
 		TL_TEST(test_kernel_errors),
 		TL_TEST(test_kernel_failed_alloc_keeps_outfile),
 		TL_TEST(test_kernel_commands_in_user_mode),
+		{"test_kernel_session_traces_workload_compat",
+		 test_kernel_session_traces_workload_compat, kcompat_setup, kcompat_teardown, NULL},
+		{"test_kernel_slot_cap_message", test_kernel_slot_cap_message, kcompat_setup,
+		 kcompat_teardown, NULL},
 		TL_FINAL_TEST,
 	};
 

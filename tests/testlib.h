@@ -1836,8 +1836,17 @@ static inline bool tl_watch_supported(void)
 	return tl_btf_has_name("BPF_FUNC_loop");
 }
 
-/* Whether kernel mode can run here: it needs BPF cookies on perf-event links (5.15). */
+/* Whether kernel mode can run here: it needs BTF and the BPF ring buffer (5.8). */
 static inline bool tl_kernel_mode_supported(void)
+{
+	return tl_btf_has_name("BPF_MAP_TYPE_RINGBUF");
+}
+
+/*
+ * Whether kernel mode runs its one program with BPF cookies (5.15) here:
+ * else (or with TNFCTL_KTRACE_COMPAT=1) a stub program per tracepoint.
+ */
+static inline bool tl_kernel_has_cookies(void)
 {
 	return tl_btf_has_name("BPF_FUNC_get_attach_cookie");
 }

@@ -31,11 +31,14 @@ static void apply_target(tnfctl_handle_t *h, pid_t pid, const char *tracefile, v
 
 	(void)tracefile;
 	if (err) {
+		const char *hint =
+			kernel_ops && err == TNFCTL_ERR_ALLOCFAIL ? PREX_KERNEL_CAP_HINT : "";
+
 		if (targets_count() > 1)
-			prex_msg("process %d: error on probe operation: %s", (int)pid,
-				 tnfctl_strerror(err));
+			prex_msg("process %d: error on probe operation: %s%s", (int)pid,
+				 tnfctl_strerror(err), hint);
 		else
-			prex_msg("error on probe operation: %s", tnfctl_strerror(err));
+			prex_msg("error on probe operation: %s%s", tnfctl_strerror(err), hint);
 	}
 }
 

@@ -14,8 +14,11 @@
 #include <sys/stat.h>
 
 #include "fd_limit.h"
+#include "ktrace_events.h"
 #include "prex.h"
 #include "tnf_runtime.h"
+
+_Static_assert(KT_SLOTS == 64, "PREX_KERNEL_CAP_HINT names the no-cookie cap");
 
 static tnfctl_handle_t *kh;
 static bool broken_told; /* the BROKEN notice is given once */
@@ -130,7 +133,9 @@ static void kcmd_ktrace_set(bool on)
 	fflush(stdout);
 	/* the original's line; the hint is ours */
 	fprintf(stderr, "error in setting tracing state: %s%s\n", tnfctl_strerror(err),
-		err == TNFCTL_ERR_NOBUF ? " (allocate one with \"buffer alloc\")" : "");
+		err == TNFCTL_ERR_NOBUF	       ? " (allocate one with \"buffer alloc\")"
+		: err == TNFCTL_ERR_ALLOCFAIL ? PREX_KERNEL_CAP_HINT
+					       : "");
 }
 
 static void kcmd_pfilter_show(void)
@@ -326,8 +331,8 @@ void kernel_open(void)
 		exit(1);
 	}
 	if (err == TNFCTL_ERR_KERNEL) {
-		prex_msg("trouble attaching to the kernel: %s: kernel tracing needs BPF "
-			 "cookies on perf-event links (Linux 5.15)",
+		prex_msg("trouble attaching to the kernel: %s: kernel tracing needs BTF "
+			 "(/sys/kernel/btf/vmlinux) and the BPF ring buffer (Linux 5.8)",
 			 tnfctl_strerror(err));
 		exit(1);
 	}

@@ -242,6 +242,13 @@ struct kernel_ops {
 	void (*after_statement)(void); /* the empty-filter warning */
 };
 extern const struct kernel_ops *kernel_ops;
+/*
+ * What an ALLOCFAIL of a kernel probe operation may mean (kernel.c): the
+ * no-cookie variant's cap.  "" for anything else.
+ */
+#define PREX_KERNEL_CAP_HINT                                                                       \
+	" (out of memory, or more than 64 tracepoints traced at once on a kernel "                 \
+	"without BPF cookies, before Linux 5.15)"
 
 /* ---- kernel.c ---- */
 /* prex -k: opens the kernel (exits on failure), registers it as the one target. */
