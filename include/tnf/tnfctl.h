@@ -750,9 +750,12 @@ tnfctl_errcode_t tnfctl_probe_connect(tnfctl_handle_t *hndl, tnfctl_probe_t *pro
  *
  * Privileges: tnfctl_kernel_open() needs CAP_SYS_ADMIN, or CAP_BPF with
  * CAP_PERFMON, in the caller's effective set (what the BPF side needs
- * later), and a readable tracefs.  The
- * program needs BPF cookies (Linux 5.15): on an older kernel
- * tnfctl_buffer_alloc() fails with TNFCTL_ERR_INTERNAL.
+ * later), and a readable tracefs.  Kernels from 5.10: without BPF
+ * cookies on perf-event links (before 5.15, or with
+ * TNFCTL_KTRACE_COMPAT=1, read at each tnfctl_buffer_alloc()) each traced
+ * tracepoint takes one of 64 programs, and enabling a probe (or turning
+ * tracing on) that would make 65 attached to enabled, traced probes fails
+ * with TNFCTL_ERR_ALLOCFAIL; disabling one frees its program.
  * One kernel handle per process at a time; handles of different
  * processes are independent (each its own BPF object, ring buffer and
  * file).  tnfctl_close() of a kernel handle: see tnfctl_close above.
@@ -774,6 +777,7 @@ tnfctl_errcode_t tnfctl_probe_connect(tnfctl_handle_t *hndl, tnfctl_probe_t *pro
  *  TNFCTL_ERR_ACCES         no privilege: neither CAP_SYS_ADMIN nor
  *                           CAP_BPF + CAP_PERFMON is effective (root
  *                           without them too), or tracefs is not readable.
+ *  TNFCTL_ERR_KERNEL        no BTF or no BPF ring buffer (before 5.8).
  *  TNFCTL_ERR_ALLOCFAIL     out of memory.
  *  TNFCTL_ERR_INTERNAL      anything else.
  */
