@@ -202,8 +202,16 @@ static __always_inline int kt_slot(void *ctx, __u32 slot)
 	}
 /* kt_slot00 .. kt_slot63 (1##n - 100: "08" is no octal number) */
 #define KT_SLOT10(t)                                                                               \
-	KT_SLOT(t##0) KT_SLOT(t##1) KT_SLOT(t##2) KT_SLOT(t##3) KT_SLOT(t##4) KT_SLOT(t##5)        \
-	KT_SLOT(t##6) KT_SLOT(t##7) KT_SLOT(t##8) KT_SLOT(t##9)
+	KT_SLOT(t##0)                                                                              \
+	KT_SLOT(t##1)                                                                              \
+	KT_SLOT(t##2)                                                                              \
+	KT_SLOT(t##3)                                                                              \
+	KT_SLOT(t##4)                                                                              \
+	KT_SLOT(t##5)                                                                              \
+	KT_SLOT(t##6)                                                                              \
+	KT_SLOT(t##7)                                                                              \
+	KT_SLOT(t##8)                                                                              \
+	KT_SLOT(t##9)
 
 KT_SLOT10(0)
 KT_SLOT10(1)

@@ -49,8 +49,8 @@ static void kclose(tnfctl_handle_t *h)
 	tl_assert_err(tnfctl_close(h, TNFCTL_TARG_DEFAULT), TNFCTL_ERR_NONE);
 }
 
-/* Set by the *_compat tests' setup: TNFCTL_KTRACE_COMPAT=1 for their run. */
-static bool kcompat;
+/* The *_compat tests run with TNFCTL_KTRACE_COMPAT=1; the caller's is put back after. */
+static char *kcompat_was;
 
 /* The programs of the kernel handle's object, by name, among this process's descriptors. */
 static void kprogs(int *events, int *slots)
@@ -92,7 +92,8 @@ static void kprogs(int *events, int *slots)
  */
 static void kalloc(tnfctl_handle_t *h, const char *path, uint_t size)
 {
-	bool stubs = kcompat || !tl_kernel_has_cookies();
+	const char *force = getenv("TNFCTL_KTRACE_COMPAT");
+	bool stubs = (force && *force == '1') || !tl_kernel_has_cookies();
 	int events, slots;
 
 	tl_assert_err(tnfctl_buffer_alloc(h, path, size), TNFCTL_ERR_NONE);
@@ -104,26 +105,37 @@ static void kalloc(tnfctl_handle_t *h, const char *path, uint_t size)
 
 static int kcompat_setup(void **state)
 {
-	kcompat = true;
+	const char *was = getenv("TNFCTL_KTRACE_COMPAT");
+
+	kcompat_was = was ? strdup(was) : NULL;
 	setenv("TNFCTL_KTRACE_COMPAT", "1", 1);
 	return tl_setup(state);
 }
 
 static int kcompat_teardown(void **state)
 {
-	kcompat = false;
-	unsetenv("TNFCTL_KTRACE_COMPAT");
+	if (kcompat_was)
+		setenv("TNFCTL_KTRACE_COMPAT", kcompat_was, 1);
+	else
+		unsetenv("TNFCTL_KTRACE_COMPAT");
+	free(kcompat_was);
+	kcompat_was = NULL;
 	return tl_teardown(state);
 }
 
 /* A scenario again, with the no-cookie variant forced: the same assertions. */
-#define KCOMPAT_TEST(fn) {#fn "_compat", fn##_compat, kcompat_setup, kcompat_teardown, NULL}
+#define KCOMPAT_TEST(fn) KCOMPAT_UNIT(#fn "_compat", fn##_compat)
+#define KCOMPAT_UNIT(name, fn)                                                                     \
+	(struct CMUnitTest)                                                                        \
+	{                                                                                          \
+		name, fn, kcompat_setup, kcompat_teardown, NULL                                    \
+	}
 #define KCOMPAT(fn)                                                                                \
 	static void fn##_compat(void **state)                                                      \
 	{                                                                                          \
 		/* without cookies the plain test runs the stubs already */                        \
 		if (!tl_kernel_has_cookies()) {                                                    \
-			print_message("SKIP: no BPF cookies here: %s runs the stubs\n", #fn);     \
+			print_message("SKIP: no BPF cookies here: %s runs the stubs\n", #fn);      \
 			skip();                                                                    \
 		}                                                                                  \
 		fn(state);                                                                         \
@@ -1316,7 +1328,7 @@ int main(void)
 		TL_TEST(test_kernel_consumer_not_traced),
 		TL_TEST(test_kernel_user_merged),
 		/* the no-cookie variant (5.10 .. 5.14) forced */
-		{"test_kernel_slot_cap", test_kernel_slot_cap, kcompat_setup, kcompat_teardown, NULL},
+		KCOMPAT_UNIT("test_kernel_slot_cap", test_kernel_slot_cap),
 		KCOMPAT_TEST(test_kernel_trace_workload),
 		KCOMPAT_TEST(test_kernel_filter),
 		KCOMPAT_TEST(test_kernel_execve_args),

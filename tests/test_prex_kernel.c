@@ -632,15 +632,25 @@ static void test_kernel_commands_in_user_mode(void **state)
 
 /* ---- the no-cookie variant (5.10 .. 5.14), forced by TNFCTL_KTRACE_COMPAT=1 ---- */
 
+static char *kcompat_was; /* the caller's TNFCTL_KTRACE_COMPAT, put back after */
+
 static int kcompat_setup(void **state)
 {
+	const char *was = getenv("TNFCTL_KTRACE_COMPAT");
+
+	kcompat_was = was ? strdup(was) : NULL;
 	setenv("TNFCTL_KTRACE_COMPAT", "1", 1); /* prex inherits it */
 	return tl_setup(state);
 }
 
 static int kcompat_teardown(void **state)
 {
-	unsetenv("TNFCTL_KTRACE_COMPAT");
+	if (kcompat_was)
+		setenv("TNFCTL_KTRACE_COMPAT", kcompat_was, 1);
+	else
+		unsetenv("TNFCTL_KTRACE_COMPAT");
+	free(kcompat_was);
+	kcompat_was = NULL;
 	return tl_teardown(state);
 }
 

@@ -744,7 +744,8 @@ tnfctl_errcode_t tnfctl_probe_connect(tnfctl_handle_t *hndl, tnfctl_probe_t *pro
  * counters, reason "kernel ring buffer full", and events the kernel did
  * not run the program for (a tracepoint hit on a CPU while the program
  * runs there, e.g. in an interrupt: the program's recursion_misses) with
- * reason "kernel event during another, not run"; tnfdump reports both.  A kernel
+ * reason "kernel event during another, not run"; tnfdump reports both
+ * (before 6.7 the kernel skips those hits without counting them).  A kernel
  * trace file is read whole once tracing is off: while the library's
  * thread writes it, a reader can meet a half-written block.
  *

@@ -110,7 +110,8 @@ static uint64_t prog_missed(struct bpf_program *prog)
 	struct bpf_prog_info info;
 	uint32_t len = sizeof(info);
 
-	memset(&info, 0, sizeof(info)); /* recursion_misses is 5.12's: 0 before */
+	/* 0 where the kernel does not count a tracepoint program's misses (before 6.7) */
+	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
 		return 0;
 	return info.recursion_misses;

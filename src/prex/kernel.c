@@ -133,9 +133,9 @@ static void kcmd_ktrace_set(bool on)
 	fflush(stdout);
 	/* the original's line; the hint is ours */
 	fprintf(stderr, "error in setting tracing state: %s%s\n", tnfctl_strerror(err),
-		err == TNFCTL_ERR_NOBUF	       ? " (allocate one with \"buffer alloc\")"
+		err == TNFCTL_ERR_NOBUF	      ? " (allocate one with \"buffer alloc\")"
 		: err == TNFCTL_ERR_ALLOCFAIL ? PREX_KERNEL_CAP_HINT
-					       : "");
+					      : "");
 }
 
 static void kcmd_pfilter_show(void)
