@@ -106,7 +106,17 @@ $(B)/watch.bpf.o: bpf/watch.bpf.c bpf/watch_events.h bpf/rtld.bpf.h vmlinux/$(AR
 $(B)/watch.skel.h: $(B)/watch.bpf.o
 	$(BPFTOOL) gen skeleton $< name tnfctl_watch_bpf > $@.tmp && mv $@.tmp $@
 
-$(B)/src/engine/watches.o $(B)/src/engine/watch_tree.o: $(B)/watch.skel.h
+# The same source for kernels from 5.10 (no bpf_loop, atomic fetch, cookies):
+# only its ELF bytes are used, opened with the skeleton above (watches.c).
+$(B)/watch_compat.bpf.o: bpf/watch.bpf.c bpf/watch_events.h bpf/rtld.bpf.h vmlinux/$(ARCH)/vmlinux.h
+	@mkdir -p $(B)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -DTNF_WATCH_COMPAT -Wall -Werror \
+		-Ivmlinux/$(ARCH) -Ibpf -c $< -o $@
+
+$(B)/watch_compat.skel.h: $(B)/watch_compat.bpf.o
+	$(BPFTOOL) gen skeleton $< name tnfctl_watch_compat_bpf > $@.tmp && mv $@.tmp $@
+
+$(B)/src/engine/watches.o $(B)/src/engine/watch_tree.o: $(B)/watch.skel.h $(B)/watch_compat.skel.h
 
 # Kernel mode (kernel.c, ktrace.c): the generic tracepoint program.
 $(B)/ktrace.bpf.o: bpf/ktrace.bpf.c bpf/ktrace_events.h vmlinux/$(ARCH)/vmlinux.h

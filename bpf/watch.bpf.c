@@ -34,9 +34,76 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/*
+ * Built twice (Makefile): as is, and with -DTNF_WATCH_COMPAT for kernels
+ * from 5.10 (BTF, tp_btf, ring buffers, iter/task, bounded loops, XADD)
+ * that lack what the first uses: bpf_loop (5.17), atomic fetch and OR
+ * (5.12), bpf_get_current_task_btf (5.11), uprobe attach cookies (5.15).
+ * The engine picks one at load from what the kernel has (watches.c); the
+ * differences are the few macros and functions below, the logic is one.
+ */
+#ifdef TNF_WATCH_COMPAT
+/*
+ * No bpf_loop: a bounded loop (5.3) over a global function (5.6) that runs
+ * the callback, so that the verifier checks the callback's body once, not
+ * at each step (a cwd walk whose steps fork the state ran past 1M
+ * instructions).  5.10's global functions take scalars only: the loop's
+ * context goes through the per-CPU loop_ctx (no program here interrupts
+ * another on its CPU, as for the other scratch maps), copied with
+ * bpf_probe_read_kernel, which does not ask for the struct's padding to
+ * have been written.
+ */
+struct tnf_loop_buf {
+	u64 b[12];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct tnf_loop_buf);
+} loop_ctx SEC(".maps");
+
+#define TNF_LOOP_CB(cb, type)                                                                      \
+	_Static_assert(sizeof(type) <= sizeof(struct tnf_loop_buf), #cb "'s context");             \
+	__noinline long cb##_g(u64 i)                                                              \
+	{                                                                                          \
+		u32 zero = 0;                                                                      \
+		type *c = bpf_map_lookup_elem(&loop_ctx, &zero);                                   \
+                                                                                                   \
+		/* used, so that a call passes it (the verifier wants a scalar there) */           \
+		asm volatile("" ::"r"(i));                                                         \
+		return c ? cb(i, c) : 1;                                                           \
+	}
+#define tnf_loop(n, cb, ctx)                                                                       \
+	do {                                                                                       \
+		u32 __z = 0, __i;                                                                  \
+		void *__b = bpf_map_lookup_elem(&loop_ctx, &__z);                                  \
+                                                                                                   \
+		if (!__b)                                                                          \
+			break;                                                                     \
+		bpf_probe_read_kernel(__b, sizeof(*(ctx)), ctx);                                   \
+		for (__i = 0; __i < (n); __i++)                                                    \
+			if (cb##_g(__i))                                                           \
+				break;                                                             \
+		bpf_probe_read_kernel(ctx, sizeof(*(ctx)), __b);                                   \
+	} while (0)
+#define current_task() ((struct task_struct *)bpf_get_current_task())
+#else
+#define TNF_LOOP_CB(cb, type)
+#define tnf_loop(n, cb, ctx) bpf_loop(n, cb, ctx, 0)
+#define current_task()	     bpf_get_current_task_btf()
+#endif
+
 /* Written by the engine (watches.c). */
 __u64 active;  /* slots open */
 __u64 dl_mask; /* slots that report dlopen/dlclose */
+/*
+ * The compat object's stand-in for the attach cookie: each ld.so probed,
+ * its &_r_debug.r_state - &_dl_debug_state, 0 after the last (watch_tree.c).
+ * In both objects, so that they have the same globals (one skeleton).
+ */
+__u64 rtld_delta[TNF_RTLD_PROBED_MAX];
+__u32 rtld_overflow; /* an ld.so probed whose delta is not in rtld_delta */
 struct tnf_wslot_cfg wcfg[TNF_WATCH_SLOTS];
 
 /* Read by each slot's client (mapped read-only). */
@@ -161,6 +228,16 @@ struct emit_ctx {
 	struct tnf_wrec r; /* SRC_CTX */
 };
 
+#ifdef TNF_WATCH_COMPAT
+/*
+ * No fetch-and-add: the consumer numbers the records in the order it reads
+ * them, a hole where it counts lost ones (src/libtnfctl/watch.c).
+ */
+#define slot_seq(s) 0
+#else
+#define slot_seq(s) __sync_fetch_and_add(&wslots[s].seq, 1)
+#endif
+
 /* The record to slot @s, with that slot's sequence number, if @s is in the mask. */
 static long emit_one(u64 i, struct emit_ctx *c)
 {
@@ -176,7 +253,7 @@ static long emit_one(u64 i, struct emit_ctx *c)
 	ring = bpf_map_lookup_elem(&rings, &key);
 	if (!ring)
 		return 0;
-	seq = __sync_fetch_and_add(&wslots[s].seq, 1);
+	seq = slot_seq(s);
 	if (c->src == SRC_CTX) {
 		c->r.seq = seq;
 		if (bpf_ringbuf_output(ring, &c->r, sizeof(c->r),
@@ -217,10 +294,11 @@ static long emit_one(u64 i, struct emit_ctx *c)
 		__sync_fetch_and_add(&wslots[s].lost[TNF_WLOST_RECORDS], 1);
 	return 0;
 }
+TNF_LOOP_CB(emit_one, struct emit_ctx)
 
 static __always_inline void emit(struct emit_ctx *c)
 {
-	bpf_loop(TNF_WATCH_SLOTS, emit_one, c, 0);
+	tnf_loop(TNF_WATCH_SLOTS, emit_one, c);
 }
 
 struct slots_ctx {
@@ -235,6 +313,56 @@ enum slots_op {
 	OP_LOST,	   /* a record could not be written */
 	OP_LOST_UNTRACKED, /* a fork child could not be tracked */
 };
+
+/* Slot @s loses a process: true if it was the last. */
+static __always_inline bool nlive_drop(u32 s)
+{
+#ifdef TNF_WATCH_COMPAT
+	/*
+	 * XADD, then a plain read.  The last decrement's read sees 0 unless a
+	 * process joined in between (a fork, add_proc: then one is left, whose
+	 * own leave reads 0 later); two leaving at once may both see 0 and both
+	 * send a WAKE, which the consumer ignores but for the wake-up.
+	 */
+	__sync_fetch_and_add(&wslots[s].nlive, -1);
+	return *(volatile long long *)&wslots[s].nlive == 0;
+#else
+	return __sync_sub_and_fetch(&wslots[s].nlive, 1) == 0;
+#endif
+}
+
+/*
+ * Clears the bits of @mask in @p's mask; what is left.  Only two change a
+ * tracked process's mask in place: add_proc (the engine's, one run at a
+ * time) setting a bit it found clear, and leave(), run by the process's own
+ * exec (one at a time) or by add_proc (a process whose threads have all
+ * exited: no exec).  The fork that creates the entry and the exit that
+ * deletes it do not modify it.
+ */
+static __always_inline u64 mask_clear(struct tnf_watch_proc *p, u64 mask)
+{
+#ifdef TNF_WATCH_COMPAT
+	/*
+	 * No atomic AND before 5.12: subtracting bits that are set clears just
+	 * them, and nobody clears them meanwhile (above); an add of a clear bit
+	 * by add_proc commutes with it (no carry, no borrow).
+	 */
+	__sync_fetch_and_add(&p->mask, -(p->mask & mask));
+	return *(volatile u64 *)&p->mask;
+#else
+	return __sync_and_and_fetch(&p->mask, ~mask);
+#endif
+}
+
+/* Sets @bit, clear until now, in @p's mask (add_proc only; see mask_clear). */
+static __always_inline void mask_set_clear_bit(struct tnf_watch_proc *p, u64 bit)
+{
+#ifdef TNF_WATCH_COMPAT
+	__sync_fetch_and_add(&p->mask, bit); /* the OR of a clear bit (no OR before 5.12) */
+#else
+	__sync_fetch_and_or(&p->mask, bit);
+#endif
+}
 
 static long slot_op(u64 i, struct slots_ctx *c)
 {
@@ -255,7 +383,7 @@ static long slot_op(u64 i, struct slots_ctx *c)
 		__sync_fetch_and_add(&wslots[s].lost[TNF_WLOST_UNTRACKED], 1);
 		return 0;
 	}
-	if (__sync_sub_and_fetch(&wslots[s].nlive, 1) != 0)
+	if (!nlive_drop(s))
 		return 0;
 	/* The tree's last process: its consumer sees the end at once. */
 	ring = bpf_map_lookup_elem(&rings, &key);
@@ -267,12 +395,13 @@ static long slot_op(u64 i, struct slots_ctx *c)
 	bpf_ringbuf_output(ring, &wake, sizeof(wake), BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
+TNF_LOOP_CB(slot_op, struct slots_ctx)
 
 static __always_inline void for_slots(u64 mask, u32 tgid, u32 what)
 {
 	struct slots_ctx c = {.mask = mask, .tgid = tgid, .what = what};
 
-	bpf_loop(TNF_WATCH_SLOTS, slot_op, &c, 0);
+	tnf_loop(TNF_WATCH_SLOTS, slot_op, &c);
 }
 
 /*
@@ -285,7 +414,7 @@ static __always_inline void leave(u32 tgid, u64 mask, bool gone)
 
 	if (!p)
 		return;
-	if (gone || !(__sync_and_and_fetch(&p->mask, ~mask) & active))
+	if (gone || !(mask_clear(p, mask) & active))
 		bpf_map_delete_elem(&tracked, &tgid);
 	for_slots(mask, tgid, OP_LEAVE);
 }
@@ -372,6 +501,7 @@ done:
 	c->complete = true;
 	return 1;
 }
+TNF_LOOP_CB(cwd_step, struct cwd_walk)
 
 /*
  * The working directory of @t, its components leaf first, each
@@ -388,7 +518,7 @@ static __always_inline u32 read_cwd(struct task_struct *t, u32 base, u32 *flags)
 	c.root_d = BPF_CORE_READ(t, fs, root.dentry);
 	c.root_m = BPF_CORE_READ(t, fs, root.mnt);
 	c.m = (void *)c.vm - c.mnt_off;
-	bpf_loop(64, cwd_step, &c, 0);
+	tnf_loop(64, cwd_step, &c);
 	if (!c.complete)
 		*flags |= TNF_WX_CWD_TRUNC;
 	return c.off;
@@ -420,7 +550,7 @@ static __always_inline struct tnf_wexec_buf *exec_begin(u32 kind, struct task_st
 	if (!b)
 		return NULL;
 	b->r.h.kind = kind;
-	b->r.h.tgid = p->tgid;
+	b->r.h.tgid = BPF_CORE_READ(p, tgid); /* @p: a BTF pointer or not (current_task()) */
 	b->r.h.tid = tid;
 	b->r.h.ptgid = parent_tgid(p);
 	b->r.h.child = 0;
@@ -452,6 +582,7 @@ static long secure_slot(u64 i, u64 *m)
 		*m |= 1ull << (i & (TNF_WATCH_SLOTS - 1));
 	return 0;
 }
+TNF_LOOP_CB(secure_slot, u64)
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
@@ -470,7 +601,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		tp->lm_tail = 0; /* a new image */
 	/* A caller without CAP_SYS_PTRACE could not trace a setuid image. */
 	if (BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec)) {
-		bpf_loop(TNF_WATCH_SLOTS, secure_slot, &secure, 0);
+		tnf_loop(TNF_WATCH_SLOTS, secure_slot, &secure);
 		secure &= mask;
 		if (secure)
 			leave(tgid, secure, false);
@@ -573,6 +704,7 @@ static long argv_step(u64 i, struct argv_walk *w)
 	w->a = a + n;
 	return 0;
 }
+TNF_LOOP_CB(argv_step, struct argv_walk)
 
 /*
  * A failed execve or execveat of a tracked process: its path and argv are
@@ -581,15 +713,15 @@ static long argv_step(u64 i, struct argv_walk *w)
  */
 static __always_inline int exec_failed(long ret, const char *file, const char *const *argv)
 {
-	struct task_struct *cur = (struct task_struct *)bpf_get_current_task_btf();
+	struct task_struct *cur = current_task();
 	struct argv_walk w = {.argv = argv};
-	u32 tgid = cur->tgid, off;
+	u32 tgid = BPF_CORE_READ(cur, tgid), off;
 	struct tnf_wexec_buf *b;
 	u64 mask;
 
 	if (ret >= 0 || !(mask = slots_of(tgid)))
 		return 0;
-	b = exec_begin(TNF_WREC_EXEC_FAILED, cur, cur->pid, file, true, &off);
+	b = exec_begin(TNF_WREC_EXEC_FAILED, cur, BPF_CORE_READ(cur, pid), file, true, &off);
 	if (!b) {
 		for_slots(mask, tgid, OP_LOST);
 		return 0;
@@ -597,7 +729,7 @@ static __always_inline int exec_failed(long ret, const char *file, const char *c
 	b->r.h.exit_code = -ret;
 	w.off = off;
 	if (argv)
-		bpf_loop(TNF_EXEC_ARGC_MAX, argv_step, &w, 0);
+		tnf_loop(TNF_EXEC_ARGC_MAX, argv_step, &w);
 	if (argv && (!w.complete || w.trunc))
 		b->r.flags |= TNF_WX_ARGV_TRUNC;
 	b->r.argv_len = b->r.argv_bytes = w.a;
@@ -773,6 +905,47 @@ static __always_inline bool rtld_starting(u64 rd)
 	return base == ldbase;
 }
 
+/* &_r_debug.r_state of the ld.so whose _dl_debug_state fired; 0 if unknown. */
+static __always_inline u64 r_state_of(struct pt_regs *ctx)
+{
+	u64 ip = PT_REGS_IP(ctx);
+#ifdef TNF_WATCH_COMPAT
+	u64 d, brk, unset = 0;
+	u32 i, nunset = 0;
+
+	/*
+	 * No cookie: try each ld.so's delta.  The right one is the one whose
+	 * r_debug's r_brk (at 16, set by rtld's debug set-up) is this very
+	 * address; a wrong one reads elsewhere
+	 * in (or past) this ld.so, which would have to hold a copy of the
+	 * address by chance.
+	 */
+	for (i = 0; i < TNF_RTLD_PROBED_MAX; i++) {
+		d = rtld_delta[i];
+		if (!d)
+			break;
+		if (bpf_probe_read_user(&brk, sizeof(brk), (void *)(ip + d - 8)))
+			continue;
+		if (brk == ip)
+			return ip + d;
+		if (!brk) {
+			nunset++;
+			unset = ip + d;
+		}
+	}
+	/*
+	 * Before rtld has set r_brk (ld.so run as a command, mapping the
+	 * program: its start-up, which has no DL events, but lm_tail is kept):
+	 * the probe fired in a file the engine probed, so, when every one is
+	 * listed, the right delta reads r_brk as the address or as 0; if no
+	 * delta reads the address and just one reads 0, it is that one.
+	 */
+	return nunset == 1 && !rtld_overflow ? unset : 0;
+#else
+	return ip + bpf_get_attach_cookie(ctx);
+#endif
+}
+
 /*
  * rtld's _dl_debug_state, in a thread inside dlopen/dlmopen/dlclose: the
  * one place that says whether the call changed the link map (the libc
@@ -795,7 +968,7 @@ int BPF_KPROBE(on_dl_debug_state)
 	struct emit_ctx ec = {.src = SRC_STR};
 	struct tnf_watch_dl *a;
 	struct tnf_wrec_str *r;
-	u64 r_state = PT_REGS_IP(ctx) + bpf_get_attach_cookie(ctx);
+	u64 r_state;
 	u64 rd = 0, lm = 0, name = 0, tail = 0;
 	struct tnf_watch_proc *tp;
 	int state;
@@ -804,6 +977,12 @@ int BPF_KPROBE(on_dl_debug_state)
 	tp = bpf_map_lookup_elem(&tracked, &tgid);
 	if (!tp || !(tp->mask & active & dl_mask))
 		return 0;
+	r_state = r_state_of(ctx);
+	if (!r_state) {
+		/* an ld.so not told apart: its events counted lost, not guessed */
+		for_slots(tp->mask & active & dl_mask, tgid, OP_LOST);
+		return 0;
+	}
 	a = bpf_map_lookup_elem(&dl_args, &tid);
 	state = rtld_state(r_state, &rd);
 	if (state == 0) {
@@ -925,7 +1104,7 @@ int add_proc(struct bpf_iter__task *ctx)
 	} else {
 		if (cur) {
 			/* In another watch's tree already: in this one too. */
-			__sync_fetch_and_or(&cur->mask, bit);
+			mask_set_clear_bit(cur, bit);
 		} else {
 			st.mask = bit;
 			if (bpf_map_update_elem(&tracked, &pid, &st, BPF_NOEXIST))

@@ -42,6 +42,13 @@ enum tnf_wlost {
 /* A watch's ring buffer unless TNFCTL_WATCH_RINGBUF says otherwise (bytes). */
 #define TNF_WATCH_RING_DEFAULT (1ull << 20)
 
+/*
+ * ld.so files (of distinct layouts) whose _dl_debug_state the compat
+ * object, without attach cookies, tells apart; past them DL records of
+ * another's processes are counted lost.
+ */
+#define TNF_RTLD_PROBED_MAX 8
+
 /* Value of the tracked map (key: tgid): the watches whose tree holds it. */
 struct tnf_watch_proc {
 	unsigned long long mask;

@@ -1280,6 +1280,111 @@ static void test_dl_both_link_kinds(void **state)
 	}
 }
 
+/*
+ * The object for kernels without bpf_loop, atomic fetch, attach cookies or
+ * bpf_get_current_task_btf (5.10), forced here by TNFCTL_WATCH_COMPAT (read
+ * once per process, hence tnfctl-follow), gives what the object for new
+ * kernels gives: the events of `tnfctl-follow --no-stop -- sh -c SCRIPT`
+ * under each, their times dropped and their pids numbered in order of
+ * appearance, are the same lines.  Where the kernel lacks one of those, both
+ * runs load the compat object (nothing to compare, the lines are checked).
+ */
+static void follow_events(const char *script, bool compat, char *lines, size_t size)
+{
+	const char *force[] = {"TNFCTL_WATCH_COMPAT=1", NULL};
+	char out[64], buf[16384], ev[16], rest[4096], *line, *save = NULL, *argv[9];
+	pid_t pids[64], pid, p;
+	int npids = 0, i, j, st, c;
+	size_t n = 0;
+	char **env;
+	double ms;
+
+	log_new(out);
+	i = 0;
+	argv[i++] = tl.follow;
+	argv[i++] = "--no-stop";
+	argv[i++] = "-o";
+	argv[i++] = out;
+	argv[i++] = "--";
+	argv[i++] = "/bin/sh";
+	argv[i++] = "-c";
+	argv[i++] = (char *)script;
+	argv[i] = NULL;
+	env = tl_env_build(compat ? force : NULL);
+	pid = tl_spawn(argv, env, -1, NULL);
+	free(env);
+	st = tl_reap(pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 3);
+	assert_true(tl_read_file(out, buf, sizeof(buf)) > 0);
+	unlink(out);
+	lines[0] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		rest[0] = '\0';
+		if (sscanf(line, "%lf %d %15s %4095[^\n]", &ms, &p, ev, rest) < 3)
+			fail_msg("bad line \"%s\"", line);
+		for (j = 0; j < npids && pids[j] != p; j++)
+			;
+		if (j == npids && npids < 64)
+			pids[npids++] = p;
+		/* "child PID": the child's pid numbered too */
+		if (!strcmp(ev, "FORK") && sscanf(rest, "child %d", &c) == 1) {
+			for (i = 0; i < npids && pids[i] != c; i++)
+				;
+			if (i == npids && npids < 64)
+				pids[npids++] = c;
+			snprintf(rest, sizeof(rest), "child P%d", i);
+		}
+		n += snprintf(lines + n, size - n, "P%d %s %s\n", j, ev, rest);
+		assert_true(n < size);
+	}
+}
+
+static void compat_same_events(const char *script, const char *const *want)
+{
+	char normal[16384], compat[16384];
+	int i;
+
+	tl_require_root();
+	tl_require_watch();
+	follow_events(script, false, normal, sizeof(normal));
+	follow_events(script, true, compat, sizeof(compat));
+	if (strcmp(normal, compat))
+		fail_msg("the compat object's events:\n%s\ndiffer from the other's:\n%s", compat,
+			 normal);
+	for (i = 0; want[i]; i++)
+		if (!strstr(compat, want[i]))
+			fail_msg("no \"%s\" in:\n%s", want[i], compat);
+}
+
+/* FORK, EXEC with its argv, a failed exec, EXIT with its status. */
+static void test_compat_object_exec(void **state)
+{
+	const char *want[] = {"P0 FORK child P1\n",   "P1 EXEC /bin/echo: /bin/echo a 'b c'\n",
+			      "P1 EXIT status 0\n",   "P2 EXECFAIL /nonexistent/x: ENOENT",
+			      "P2 EXIT status 127\n", "P3 EXIT status 6\n",
+			      "P0 EXIT status 3\n",   NULL};
+
+	(void)state;
+	compat_same_events(
+		"/bin/echo a 'b c' >/dev/null; /nonexistent/x y z 2>/dev/null; (exit 6); exit 3",
+		want);
+}
+
+/* DLOPEN and DLCLOSE, found through rtld's _dl_debug_state without cookies. */
+static void test_compat_object_dl(void **state)
+{
+	char plug[PATH_MAX], script[2 * PATH_MAX + 64], open[PATH_MAX + 16], close[PATH_MAX + 16];
+	const char *want[] = {open, close, "P1 EXIT status 0\n", NULL};
+
+	(void)state;
+	tl_path_of(plug, "tests/solibs/libtl_plug.so");
+	snprintf(script, sizeof(script), "%s --wl dl %s; exit 3", self_exe, plug);
+	snprintf(open, sizeof(open), "P1 DLOPEN %s\n", plug);
+	snprintf(close, sizeof(close), "P1 DLCLOSE %s\n", plug);
+	compat_same_events(script, want);
+}
+
 /* A "forked PID status S" reply of @pid: S. */
 static void parse_forked(const char *line, pid_t pid, int *status)
 {
@@ -1788,6 +1893,8 @@ int main(int argc, char **argv)
 		W_TEST(test_errors_and_permission),
 		W_TEST(test_follow_no_stop),
 		W_TEST(test_dl_both_link_kinds),
+		W_TEST(test_compat_object_exec),
+		W_TEST(test_compat_object_dl),
 		W_TEST(test_nested_trees),
 		W_TEST(test_watcher_killed_leaves_nothing),
 		W_TEST(test_watch_beside_handle),

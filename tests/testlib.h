@@ -1827,13 +1827,14 @@ static inline void tl_copy_file(const char *from, const char *to)
 	} while (0)
 
 /*
- * Whether the passive watch can run here: the newest of what it needs is
- * the bpf_loop helper (5.17; README, Requirements).  Where it can, a watch
- * that cannot open is a failure.
+ * Whether the passive watch can run here: it needs task iterators and ring
+ * buffers (5.8) beyond BTF (README, Requirements); newer features
+ * (bpf_loop, atomic fetch, attach cookies) only choose its object.  Where
+ * it can, a watch that cannot open is a failure.
  */
 static inline bool tl_watch_supported(void)
 {
-	return tl_btf_has_name("BPF_FUNC_loop");
+	return tl_btf_has_name("bpf_iter__task") && tl_btf_has_name("BPF_MAP_TYPE_RINGBUF");
 }
 
 /* Whether kernel mode can run here: it needs BTF and the BPF ring buffer (5.8). */
@@ -1855,7 +1856,8 @@ static inline bool tl_kernel_has_cookies(void)
 #define tl_require_watch()                                                                         \
 	do {                                                                                       \
 		if (!tl_watch_supported()) {                                                       \
-			print_message("SKIP: the watch needs bpf_loop (Linux 5.17)\n");            \
+			print_message("SKIP: the watch needs task iterators and ring buffers "     \
+				      "(Linux 5.8)\n");                                            \
 			skip();                                                                    \
 		}                                                                                  \
 	} while (0)
@@ -1875,7 +1877,7 @@ static inline int tl_follow_modes(void)
 	do {                                                                                       \
 		if (!tl_watch_supported()) {                                                       \
 			print_message("SKIP: the stopping half passed; the watch's half needs "    \
-				      "bpf_loop (Linux 5.17)\n");                                  \
+				      "task iterators and ring buffers (Linux 5.8)\n");            \
 			skip();                                                                    \
 		}                                                                                  \
 	} while (0)

@@ -215,13 +215,30 @@ static void attach_rtld(struct tnfctl_watch_bpf *skel, const struct tnf_maps_inf
 {
 	struct tnf_elf_sym ds, rd;
 	struct stat st;
+	uint64_t delta;
+	unsigned int i;
 
 	if (!mi->ldso_base || tnf_elf_lookup(mi->ldso_path, "_dl_debug_state", &ds) ||
 	    tnf_elf_lookup(mi->ldso_path, "_r_debug", &rd) || seen(mi->ldso_path, &st))
 		return;
 	dbg("watch: probing _dl_debug_state in %s\n", mi->ldso_path);
-	attach(skel->progs.on_dl_debug_state, false, mi->ldso_path, ds.file_off,
-	       rd.vaddr + 24 - ds.vaddr);
+	delta = rd.vaddr + 24 - ds.vaddr;
+	if (watch_compat()) {
+		/* No cookies: the program tries each ld.so's delta (bpf/watch.bpf.c). */
+		for (i = 0; i < TNF_RTLD_PROBED_MAX && skel->bss->rtld_delta[i] != delta; i++)
+			if (!skel->bss->rtld_delta[i]) {
+				skel->bss->rtld_delta[i] = delta;
+				break;
+			}
+		if (i == TNF_RTLD_PROBED_MAX)
+			skel->bss->rtld_overflow = 1;
+		if (i == TNF_RTLD_PROBED_MAX)
+			dbg("watch: more than %d ld.so layouts: DL events in %s's processes are "
+			    "counted lost\n",
+			    TNF_RTLD_PROBED_MAX, mi->ldso_path);
+		delta = 0;
+	}
+	attach(skel->progs.on_dl_debug_state, false, mi->ldso_path, ds.file_off, delta);
 }
 
 bool watch_attach_libc_of(struct tnfctl_watch_bpf *skel, pid_t pid)

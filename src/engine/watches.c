@@ -18,6 +18,7 @@
 #include "kfeatures.h"
 #include "watches.h"
 #include "watch.skel.h"
+#include "watch_compat.skel.h"
 
 #define RING_MIN (4096ull)
 #define RING_MAX (1ull << 30)
@@ -33,6 +34,7 @@ static struct tnfctl_watch_bpf *skel;
 static struct ring_buffer *notices;
 static bool legacy_exit; /* no group_dead in the exit tracepoint */
 static bool iter_all;	 /* the kernel cannot narrow a task iterator to one task (< 6.1) */
+static bool compat;	 /* the object built with TNF_WATCH_COMPAT is loaded */
 static enum tnf_failed_exec failed_exec;
 
 static tnfctl_errcode_t errno_err(int e)
@@ -64,19 +66,61 @@ static int on_notice(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+/*
+ * The object built with TNF_WATCH_COMPAT (bpf/watch.bpf.c), opened with the
+ * skeleton of the other: the same programs, maps and globals by name (a
+ * difference fails the open), only its ELF bytes are its own.
+ */
+static struct tnfctl_watch_bpf *open_compat(void)
+{
+	struct tnfctl_watch_bpf *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return NULL;
+	err = tnfctl_watch_bpf__create_skeleton(s);
+	if (!err) {
+		s->skeleton->data =
+			(void *)tnfctl_watch_compat_bpf__elf_bytes(&s->skeleton->data_sz);
+		err = bpf_object__open_skeleton(s->skeleton, NULL);
+	}
+	if (err) {
+		tnfctl_watch_bpf__destroy(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
+/* The compat object is loaded: no attach cookies (watch_tree.c). */
+bool watch_compat(void)
+{
+	return compat;
+}
+
 static tnfctl_errcode_t load(void)
 {
+	const struct tnf_kfeatures *kf = tnf_kfeatures();
 	struct tnfctl_watch_bpf *s;
 	int err;
 
 	if (skel)
 		return TNFCTL_ERR_NONE;
-	if (!tnf_kfeatures()->base || !tnf_kfeatures()->iter_task || !tnf_kfeatures()->loop ||
-	    !tnf_kfeatures()->atomic_fetch) {
-		dbg("watch: the kernel lacks BPF task iterators, bpf_loop or atomic fetch\n");
+	if (!kf->base || !kf->iter_task) {
+		dbg("watch: the kernel lacks BTF, ring buffers or BPF task iterators\n");
 		return TNFCTL_ERR_KERNEL;
 	}
-	s = tnfctl_watch_bpf__open();
+	/*
+	 * Each feature past 5.10 probed: without one, the object built for
+	 * 5.10 (bounded loops, XADD, bpf_get_current_task, no cookies).
+	 */
+	compat = kf->watch_compat_forced || !kf->loop || !kf->atomic_fetch || !kf->attach_cookie ||
+		 !kf->current_task_btf;
+	if (compat)
+		dbg("watch: the object for kernels without bpf_loop, atomic fetch, attach "
+		    "cookies or bpf_get_current_task_btf%s\n",
+		    kf->watch_compat_forced ? " (TNFCTL_WATCH_COMPAT)" : "");
+	s = compat ? open_compat() : tnfctl_watch_bpf__open();
 	if (!s)
 		return errno_err(errno);
 	legacy_exit = !tnf_kfeatures()->exit_group_dead;
@@ -339,7 +383,7 @@ static void op_open(struct tnf_peer from, const struct tnf_req *req)
 	srv_send_rep_fd(from, &rep, bpf_map__fd(skel->maps.data_wslots));
 	rep.kind = TNF_REP_DONE;
 	rep.slot = s;
-	rep.flags = legacy_exit ? TNF_REPF_LEGACY_EXIT : 0;
+	rep.flags = (legacy_exit ? TNF_REPF_LEGACY_EXIT : 0) | (compat ? TNF_REPF_CLIENT_SEQ : 0);
 	rep.pid = req->pid;
 	srv_send_rep_fd(from, &rep, ring_fd);
 	close(ring_fd); /* `rings` holds the ring, and the client its descriptor */

@@ -39,6 +39,7 @@ void wrings_put(unsigned int s);
 bool watch_caller_may_trace_all(void);
 tnfctl_errcode_t watch_add_descendants(unsigned int slot, pid_t root,
 				       struct tnfctl_watch_bpf *dl_skel);
+bool watch_compat(void);
 bool watch_attach_libc_of(struct tnfctl_watch_bpf *skel, pid_t pid);
 void watch_detach_all(bool async);
 size_t watch_uprobes(void);

@@ -104,6 +104,7 @@ static void probe(void)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
 	const char *no_multi = getenv("TNFCTL_NO_UPROBE_MULTI");
+	const char *compat = getenv("TNFCTL_WATCH_COMPAT");
 
 	if (!btf)
 		return; /* no BTF: nothing of ours loads */
@@ -115,6 +116,8 @@ static void probe(void)
 	kf.attach_cookie = has_enumerator(btf, "bpf_func_id", "BPF_FUNC_get_attach_cookie");
 	kf.iter_task = btf__find_by_name_kind(btf, "bpf_iter__task", BTF_KIND_STRUCT) > 0;
 	kf.loop = has_enumerator(btf, "bpf_func_id", "BPF_FUNC_loop");
+	kf.current_task_btf = has_enumerator(btf, "bpf_func_id", "BPF_FUNC_get_current_task_btf");
+	kf.watch_compat_forced = compat && *compat;
 	kf.send_signal_task =
 		btf__find_by_name_kind(btf, "bpf_send_signal_task", BTF_KIND_FUNC) > 0;
 	kf.exit_group_dead = exit_passes_group_dead(btf);

@@ -21,10 +21,16 @@ struct tnf_kfeatures {
 	 * Without it an open fails with TNFCTL_ERR_KERNEL.
 	 */
 	bool base;
-	bool atomic_fetch;     /* BPF atomic fetch-and-add (5.12): the passive watch */
-	bool attach_cookie;    /* bpf_get_attach_cookie (5.15): kernel mode, the watch */
-	bool iter_task;	       /* iter/task programs (5.8): the passive watch */
-	bool loop;	       /* the bpf_loop helper (5.17): the passive watch */
+	bool atomic_fetch; /* BPF atomic fetch-and-add (5.12): the watch's object for new kernels */
+	bool attach_cookie; /* bpf_get_attach_cookie (5.15): kernel mode, the watch's new object */
+	bool iter_task;	    /* iter/task programs (5.8): the passive watch */
+	bool loop;	    /* the bpf_loop helper (5.17): the watch's object for new kernels */
+	bool current_task_btf; /* bpf_get_current_task_btf (5.11): the watch's new object */
+	/*
+	 * The watch loads its object for kernels without the four above (from
+	 * 5.10) even where they are: TNFCTL_WATCH_COMPAT non-empty (the tests).
+	 */
+	bool watch_compat_forced;
 	bool send_signal_task; /* kfunc bpf_send_signal_task (6.13+) */
 	bool exit_group_dead;  /* sched_process_exit passes group_dead (6.16+) */
 	bool uprobe_multi;     /* uprobe_multi links (6.6+), unless TNFCTL_NO_UPROBE_MULTI */

@@ -124,6 +124,8 @@ enum tnf_rep_flag {
 	TNF_REPF_LEGACY_EXIT = 1 << 2,
 	/* EXEC: the kernel ran the file by an interpreter (#!, binfmt_misc) */
 	TNF_REPF_INTERP = 1 << 3,
+	/* WATCH_OPEN: records carry no seq (no atomic fetch): the client numbers them */
+	TNF_REPF_CLIENT_SEQ = 1 << 4,
 };
 
 /* engine_name.c: how a client finds the engine that may serve it */

@@ -291,6 +291,16 @@ static void to_event(struct tnfctl_watch *w, const struct tnf_wrec *r, uint32_t 
 	ev->tid = r->tid;
 	ev->ppid = r->ptgid;
 	ev->seq = r->seq;
+	/*
+	 * The object for kernels without atomic fetch (5.10) numbers nothing:
+	 * the records in the order read, the lost ones a hole before the LOST
+	 * that counts them (after the records drained with them, as the
+	 * kernel's own numbers would place them, give or take a batch).
+	 */
+	if (w->client_seq && r->kind < PSEUDO_LOST)
+		ev->seq = w->next_seq++;
+	else if (w->client_seq && r->kind == PSEUDO_LOST)
+		w->next_seq += p->lost[TNF_WLOST_RECORDS];
 	ev->time_ns = r->time_ns;
 	ev->argv0 = "";
 	w->path[0] = '\0';
@@ -540,6 +550,7 @@ static tnfctl_errcode_t engine_open(struct tnfctl_watch *w, unsigned int flags, 
 				fd = -1;
 				w->st += rep.slot;
 				w->legacy_exit = rep.flags & TNF_REPF_LEGACY_EXIT;
+				w->client_seq = rep.flags & TNF_REPF_CLIENT_SEQ;
 			}
 			break;
 		}

@@ -34,6 +34,8 @@ struct tnfctl_watch {
 	pid_t root;
 	uint64_t delay_ns;
 	bool legacy_exit; /* no group_dead in the exit tracepoint: drop doubled EXITs */
+	bool client_seq;  /* the kernel's records carry no seq: numbered here, next_seq */
+	uint64_t next_seq;
 	bool engine_gone;
 	/* records drained from the ring, not yet returned: [u32 len][record], 8-aligned */
 	unsigned char *q;
