@@ -1217,11 +1217,11 @@ tnfctl_errcode_t tnfctl_event_exec_get(tnfctl_handle_t *hndl, struct tnfctl_exec
  * running loads nothing: no BTF is read and no verifier runs.  An engine
  * serves at most 64 watches at once (TNFCTL_ERR_ALLOCFAIL past that).  It
  * needs what the BPF side of every open needs (root, or CAP_BPF +
- * CAP_PERFMON + CAP_SYS_PTRACE) and BPF task iterators (5.8) and bpf_loop
- * (5.17) besides (without them the open fails with TNFCTL_ERR_KERNEL;
- * tested on 6.1, 6.12 and 6.18).  A watch holds four descriptors of its
- * own (the ring buffer, libbpf's epoll set for it, an epoll set and a
- * timer) beside the engine
+ * CAP_PERFMON + CAP_SYS_PTRACE) and BPF task iterators (5.8) besides
+ * (without them the open fails with TNFCTL_ERR_KERNEL; tested on 5.10, 6.1,
+ * 6.12 and 6.18; before 5.17 a second BPF object, README "Requirements").
+ * A watch holds four descriptors of its own (the ring buffer, libbpf's
+ * epoll set for it, an epoll set and a timer) beside the engine
  * connection every handle and watch of the process shares.  Watches are
  * independent of each other and of the handles of the stopping API; one
  * thread at a time per watch.  If the engine is killed, tnfctl_watch_next()
@@ -1249,6 +1249,10 @@ tnfctl_errcode_t tnfctl_event_exec_get(tnfctl_handle_t *hndl, struct tnfctl_exec
  *                         uprobe_multi links (6.6+); read once per process.
  *                         Each perf link's release waits for its own RCU
  *                         grace period (~0.1 s), one after the other.
+ *   TNFCTL_WATCH_COMPAT   non-empty: the engine loads the watch's object
+ *                         for kernels without bpf_loop, atomic fetch or
+ *                         attach cookies (5.10) even where they are (to
+ *                         test it); read once per process.
  * ---------------------------------------------------------------------
  */
 #define TNFCTL_WATCH_DELAY_MS 10
