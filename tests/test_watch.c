@@ -1293,6 +1293,8 @@ static void follow_events(const char *script, bool compat, char *lines, size_t s
 {
 	const char *force[] = {"TNFCTL_WATCH_COMPAT=1", NULL};
 	char out[64], buf[16384], ev[16], rest[4096], *line, *save = NULL, *argv[9];
+	char scope_was[128];
+	const char *scope;
 	pid_t pids[64], pid, p;
 	int npids = 0, i, j, st, c;
 	size_t n = 0;
@@ -1310,9 +1312,23 @@ static void follow_events(const char *script, bool compat, char *lines, size_t s
 	argv[i++] = "-c";
 	argv[i++] = (char *)script;
 	argv[i] = NULL;
+	/*
+	 * An engine of its own: the engine reads TNFCTL_WATCH_COMPAT, and the
+	 * normal run's engine may not have exited yet.
+	 */
+	scope = getenv("TNFCTL_ENGINE_SCOPE");
+	snprintf(scope_was, sizeof(scope_was), "%s", scope ? scope : "");
+	if (compat) {
+		snprintf(rest, sizeof(rest), "%.56s.compat", scope_was);
+		setenv("TNFCTL_ENGINE_SCOPE", rest, 1);
+	}
 	env = tl_env_build(compat ? force : NULL);
 	pid = tl_spawn(argv, env, -1, NULL);
 	free(env);
+	if (scope)
+		setenv("TNFCTL_ENGINE_SCOPE", scope_was, 1);
+	else
+		unsetenv("TNFCTL_ENGINE_SCOPE");
 	st = tl_reap(pid);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 3);
