@@ -639,18 +639,28 @@ static void test_attach_tracefile(void **state)
 	tl_send(p, "tracer");
 	tl_expect(p, "tracer 0");
 
-	/* a process without libtnfprobe.so.1: the hint, status 1, left running */
+	/*
+	 * A process without libtnfprobe.so.1: attached for its USDT probes
+	 * only, with a message and no trace file; quit leaves it running.
+	 */
 	p = tl_start_target(probes_prog, 0);
 	snprintf(pidstr, sizeof(pidstr), "%d", p->pid);
 	opts[2] = NULL;
 	x = prex_spawn(opts, false, NULL, tmp);
+	writes(x->in_w, "list tracefile\n");
 	close(x->in_w);
-	assert_int_equal(prex_wait(x), 1);
+	assert_int_equal(prex_wait(x), 0);
+	rd_rest(&x->out, out, sizeof(out));
 	rd_rest(&x->err, err, sizeof(err));
-	assert_non_null(strstr(err, "prex: trouble attaching to target process: "));
-	assert_non_null(strstr(err, "is libtnfprobe.so.1 loaded in the target (LD_PRELOAD)?"));
-	close(x->out.fd);
-	close(x->err.fd);
+	assert_string_equal(out, STOPPED "Trace file: (none)\n");
+	snprintf(want, sizeof(want),
+		 "prex: process %d has no libtnfprobe.so.1: only its USDT probes can be "
+		 "controlled\n",
+		 p->pid);
+	assert_string_equal(err, want);
+	snprintf(want, sizeof(want), "%s/trace-%d", tmp, p->pid);
+	assert_int_equal(access(want, F_OK), -1);
+	prex_close_fds(x);
 	tl_send(p, "tracer");
 	tl_expect(p, "tracer 0");
 }

@@ -176,6 +176,146 @@ static void test_python_gc_start(void **state)
 	prex_close_fds(x);
 }
 
+/*
+ * python3.11, started here without libtnfprobe.so.1: `gc N` runs
+ * gc.collect(1) N times and answers "collected N" (the interpreter's own
+ * collections are off: gc.disable()).
+ */
+static const char py_gc_script[] = "import gc, os, sys\n"
+				   "gc.disable()\n"
+				   "cmd = os.fdopen(int(sys.argv[1]))\n"
+				   "out = int(sys.argv[2])\n"
+				   "os.write(out, b'ready %d\\n' % os.getpid())\n"
+				   "for line in cmd:\n"
+				   "    w = line.split()\n"
+				   "    if w[0] == 'gc':\n"
+				   "        for i in range(int(w[1])): gc.collect(1)\n"
+				   "        os.write(out, b'collected %s\\n' % w[1].encode())\n"
+				   "    elif w[0] == 'exit':\n"
+				   "        sys.exit(0)\n";
+
+static struct tl_proc *start_python(const char *script)
+{
+	struct tl_proc *p = tl_proc_new();
+	char cfd[16], rfd[16];
+	char *argv[] = {PYTHON, "-I", "-S", "-c", (char *)script, cfd, rfd, NULL};
+	int keep[3] = {p->t_cmd_r, p->t_reply_w, -1};
+	char **env = tl_env_build(NULL); /* no LD_PRELOAD */
+	pid_t pid;
+
+	if (access(PYTHON, X_OK)) {
+		print_message("SKIP: " PYTHON " is missing\n");
+		skip();
+	}
+	snprintf(cfd, sizeof(cfd), "%d", p->t_cmd_r);
+	snprintf(rfd, sizeof(rfd), "%d", p->t_reply_w);
+	pid = tl_spawn(argv, env, -1, keep);
+	free(env);
+	tl_proc_handed_over(p);
+	tl_proc_set_pid(p, pid);
+	tl_expect(p, "ready");
+	assert_int_equal(atoi(p->line + 6), pid);
+	return p;
+}
+
+/*
+ * prex -p on a python3.11 without libtnfprobe.so.1: opened without probe
+ * runtime, it still lists, enables and traces the USDT probes.
+ */
+static void test_python_no_runtime_gc_start(void **state)
+{
+	static char out[16384], err[4096], dumped[1 << 17];
+	const char *opts[] = {"-p", NULL, NULL};
+	char pidstr[16], file[PATH_MAX];
+	struct tl_proc *p;
+	struct prex *x;
+
+	(void)state;
+	require_uprobes();
+	p = start_python(py_gc_script);
+	snprintf(pidstr, sizeof(pidstr), "%d", p->pid);
+	opts[1] = pidstr;
+	x = prex_spawn(opts, false, NULL, NULL);
+	/* the list comes after the enable: the uprobes are on when it is printed */
+	writes(x->in_w, "enable name=gc__start\n"
+			"list name provider probes name=gc__start\n"
+			"continue\n");
+	rd_until(&x->out, "name=gc__start provider=python");
+	tl_send(p, "gc 6");
+	tl_expect(p, "collected 6");
+	tl_send(p, "exit");
+	close(x->in_w);
+	assert_int_equal(prex_wait(x), 0);
+	rd_rest(&x->out, out, sizeof(out));
+	rd_rest(&x->err, err, sizeof(err));
+	assert_non_null(strstr(err, "has no libtnfprobe.so.1: only its USDT probes"));
+	snprintf(file, sizeof(file), "%s/trace-%d.usdt", tmpdir, p->pid);
+	assert_int_equal(dump(file, dumped, sizeof(dumped)), 0);
+	unlink(file);
+	assert_int_equal(count_lines_with(dumped, " gc__start ", "arg0: 1"), 6);
+	prex_close_fds(x);
+}
+
+struct np_seen {
+	tnfctl_probe_t *tick;
+	int n, usdt;
+};
+
+static tnfctl_errcode_t np_scan(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
+{
+	struct np_seen *s = cd;
+	tnfctl_probe_state_t st;
+
+	tl_assert_err(tnfctl_probe_state_get(h, p, &st), TNFCTL_ERR_NONE);
+	s->n++;
+	s->usdt += strstr(st.attr_string, ";keys usdt ") != NULL;
+	if (!strncmp(st.attr_string, "name tick;provider tl_sdt;", 26))
+		s->tick = p;
+	return TNFCTL_ERR_NONE;
+}
+
+/*
+ * The API on a process without libtnfprobe.so.1: pid_open refuses it;
+ * opened with TNFCTL_OPEN_NOPROBES it has its USDT probes (and only
+ * those), which enable and trace; connect and a buffer are refused.
+ */
+static void test_api_noprobes_handle(void **state)
+{
+	static char dumped[65536];
+	struct np_seen seen = {0};
+	char file[PATH_MAX];
+	tnfctl_handle_t *h;
+	tnfctl_event_t evt;
+	struct tl_proc *p;
+
+	(void)state;
+	require_uprobes();
+	setenv("TMPDIR", tmpdir, 1); /* where this process's .usdt file goes */
+	p = tl_start_target(sdt_prog, 0);
+	tl_assert_err(tnfctl_pid_open(p->pid, &h), TNFCTL_ERR_NOLIBTNFPROBE);
+	tl_assert_err(tnfctl_pid_open_flags(p->pid, TNFCTL_OPEN_NOPROBES, &h), TNFCTL_ERR_NONE);
+	tl_track_handle(h);
+	tl_assert_err(tnfctl_probe_apply(h, np_scan, &seen), TNFCTL_ERR_NONE);
+	assert_true(seen.n >= 2);
+	assert_int_equal(seen.usdt, seen.n);
+	assert_non_null(seen.tick);
+	tl_assert_err(tnfctl_buffer_alloc(h, "/tmp/np-never.tnf", 65536), TNFCTL_ERR_NOLIBTNFPROBE);
+	tl_assert_err(tnfctl_probe_connect(h, seen.tick, NULL, "tnf_probe_debug"),
+		      TNFCTL_ERR_BADARG);
+	tl_assert_err(tnfctl_probe_enable(h, seen.tick, NULL), TNFCTL_ERR_NONE);
+	tl_send(p, "fire 3");
+	tl_send(p, "exit");
+	tl_assert_err(tnfctl_continue(h, &evt, NULL), TNFCTL_ERR_NONE);
+	assert_int_equal(evt, TNFCTL_EVENT_EXIT);
+	tl_expect(p, "fired 3 sema 1");
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+	snprintf(file, sizeof(file), "%s/trace-%d.usdt", tmpdir, p->pid);
+	assert_int_equal(dump(file, dumped, sizeof(dumped)), 0);
+	unlink(file);
+	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: "), 3);
+	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: 2 arg1: 6"), 1);
+}
+
 /* prex SIGKILLed while tick is enabled: its semaphore back to 0, tl_sdt runs on. */
 static void test_controller_killed(void **state)
 {
@@ -241,7 +381,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		TL_TEST(test_sdt_list_enable_trace), TL_TEST(test_sdt_attributes),
 		TL_TEST(test_python_gc_start),	     TL_TEST(test_controller_killed),
-		TL_TEST(test_tnf_probe_listed_once), TL_FINAL_TEST,
+		TL_TEST(test_tnf_probe_listed_once), TL_TEST(test_python_no_runtime_gc_start),
+		TL_TEST(test_api_noprobes_handle),   TL_FINAL_TEST,
 	};
 
 	return tl_run(tests);

@@ -1020,11 +1020,24 @@ uint64_t tnfctl_events_lost(void);
  *                          pid_open_flags where it stopped the process (not
  *                          run to its sync point after an exec).  rtld's
  *                          start-up is not a DLOPEN.  A static program has no
- *                          DLOPEN/DLCLOSE.  Probe functions (probe_apply[_ids],
- *                          probe_*, check_libs, buffer_alloc) on such a handle
- *                          return TNFCTL_ERR_NOLIBTNFPROBE; trace_attrs_get
- *                          gives targ_pid, TNFCTL_BUF_NONE, no file, tracing
- *                          off; register_funcs succeeds (no probe will come).
+ *                          DLOPEN/DLCLOSE.  Its probes are its USDT probes
+ *                          only (they need nothing in the target; a TNF
+ *                          probe is listed as the USDT probe it also is),
+ *                          listed at the first probe call and at each
+ *                          DLOPEN: probe_apply[_ids], probe_state_get,
+ *                          enable/disable/trace/untrace and check_libs work
+ *                          on them as on any handle's USDT probes
+ *                          (tnfctl_probe_state_get(3)); probe_connect is
+ *                          BADARG per probe, disconnect_all does nothing.
+ *                          Without a link map (a static program, or one
+ *                          stopped before ld.so ran: exec_open_flags'
+ *                          return, the EXEC stop) those calls return
+ *                          TNFCTL_ERR_NOLIBTNFPROBE; an EXEC drops the old
+ *                          image's probes (INVALIDPROBE, uprobes gone).
+ *                          buffer_alloc is always NOLIBTNFPROBE;
+ *                          trace_attrs_get gives targ_pid, TNFCTL_BUF_NONE,
+ *                          no file, tracing off; register_funcs' create
+ *                          callback runs for its USDT probes.
  *                          After an EXEC the handle stays valid: the process
  *                          is stopped before the new image runs, and the
  *                          next tnfctl_continue() runs the new image (its

@@ -103,6 +103,8 @@ static tnfctl_errcode_t continue_handle(tnfctl_handle_t *h, tnfctl_event_t *evt,
 		/* NOPROBES (Linux): the handle goes on in the new image. */
 		if (!(h->open_flags & TNFCTL_OPEN_NOPROBES))
 			h->state = TNF_H_EXECED;
+		else /* the old image's USDT probes (and uprobes) end with it */
+			tnf_probes_image_gone(h);
 		break;
 	case TNFCTL_EVENT_EXIT:
 	case TNFCTL_EVENT_TARGGONE:
@@ -130,7 +132,7 @@ static tnfctl_errcode_t continue_handle(tnfctl_handle_t *h, tnfctl_event_t *evt,
 	case TNFCTL_EVENT_DLOPEN:
 	case TNFCTL_EVENT_DLCLOSE:
 		/* New probes exist, and their create callbacks ran, before we return. */
-		if (h->pr.ready)
+		if (h->pr.ready || h->pr.usdt_only)
 			err = tnf_probes_sync(h);
 		break;
 	default:

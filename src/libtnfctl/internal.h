@@ -73,6 +73,7 @@ struct tnf_probes {
 	pid_t mem_tid;		   /* direct mode: a live thread to reach memory through */
 	bool ready;		   /* probe layer initialised */
 	bool usdt_used;		   /* a USDT probe was attached: the session counts it (usdt.h) */
+	bool usdt_only;		   /* NOPROBES: USDT probes only, no runtime (probes.c) */
 };
 
 struct tnf_agent;
@@ -187,6 +188,8 @@ void tnf_access_internal(struct tnfctl_handle *h);
 tnfctl_errcode_t tnf_probes_init(struct tnfctl_handle *h);
 tnfctl_errcode_t tnf_probes_sync(struct tnfctl_handle *h);
 tnfctl_errcode_t tnf_probes_usable(struct tnfctl_handle *h);
+tnfctl_errcode_t tnf_probes_usable_usdt(struct tnfctl_handle *h);
+void tnf_probes_image_gone(struct tnfctl_handle *h);
 void tnf_probes_release(struct tnfctl_handle *h);
 void tnf_probes_detach_target(struct tnfctl_handle *h);
 tnfctl_errcode_t tnf_probes_claim_external(struct tnfctl_handle *h);

@@ -46,7 +46,7 @@ static tnfctl_errcode_t enter(struct tnfctl_handle *h)
 	if (!h)
 		return TNFCTL_ERR_BADARG;
 	pthread_mutex_lock(&h->lock);
-	err = tnf_probes_usable(h);
+	err = tnf_probes_usable_usdt(h);
 	if (!err)
 		err = internal_resync(h);
 	if (err)

@@ -252,6 +252,11 @@ static tnfctl_errcode_t add_probes(struct tnfctl_handle *h, struct tnf_obj *o)
 
 	if (tnf_obj_blocks(o, &bl, &n))
 		return TNFCTL_ERR_ALLOCFAIL;
+	/* no runtime to control them: a TNF probe is then the USDT probe it also is */
+	for (i = 0; h->pr.usdt_only && i < n; i++)
+		free(bl[i].attrs);
+	if (h->pr.usdt_only)
+		n = 0;
 	if (tnf_obj_usdt(o, &defs, &nd))
 		err = TNFCTL_ERR_ALLOCFAIL;
 	o->min_id = h->pr.next_id;
@@ -304,7 +309,8 @@ tnfctl_errcode_t tnf_probes_sync(struct tnfctl_handle *h)
 	}
 	h->pr.objs = c.list;
 	had_rt = h->pr.rt.runtime != 0;
-	find_runtime(h);
+	if (!h->pr.usdt_only)
+		find_runtime(h);
 	/* The runtime arrived after these probes were found (internal_open loads it). */
 	for (p = h->pr.all; p && !had_rt && h->pr.rt.runtime && !err; p = p->next_all)
 		if (p->valid && !p->usdt)
@@ -392,6 +398,55 @@ void tnf_probes_release(struct tnfctl_handle *h)
 	h->pr.buf_name = NULL;
 }
 
+/*
+ * Drop every probe of the image @h had (an EXEC of a NOPROBES handle): their
+ * uprobes go with them; the new image's are listed at the next probe call.
+ */
+void tnf_probes_image_gone(struct tnfctl_handle *h)
+{
+	struct tnf_obj *o, *on;
+
+	for (o = h->pr.objs; o; o = on) {
+		on = o->next;
+		obj_free(o);
+	}
+	h->pr.objs = NULL;
+	h->pr.usdt_only = false;
+}
+
+/*
+ * A TNFCTL_OPEN_NOPROBES handle (no libtnfprobe in the target) has USDT
+ * probes all the same: they need nothing in the target.  They are listed
+ * at its first probe call, so a follower that never asks reads no note.
+ * No link map (a static program, or one stopped before ld.so ran):
+ * NOLIBTNFPROBE as before.
+ */
+static tnfctl_errcode_t usdt_only_init(struct tnfctl_handle *h)
+{
+	tnfctl_errcode_t err;
+
+	if (h->pr.usdt_only)
+		return TNFCTL_ERR_NONE;
+	tnf_access_direct(h);
+	h->pr.usdt_only = true;
+	err = tnf_probes_sync(h);
+	if (err) {
+		tnf_probes_image_gone(h);
+		return err == TNFCTL_ERR_INTERNAL ? TNFCTL_ERR_NOLIBTNFPROBE : err;
+	}
+	return TNFCTL_ERR_NONE;
+}
+
+/* As tnf_probes_usable(), for probe calls: USDT probes will do. */
+tnfctl_errcode_t tnf_probes_usable_usdt(struct tnfctl_handle *h)
+{
+	if (h->pr.ready || !(h->open_flags & TNFCTL_OPEN_NOPROBES) || h->pr.mode != TNF_MODE_DIRECT)
+		return tnf_probes_usable(h);
+	if (h->state != TNF_H_STOPPED)
+		return h->state == TNF_H_GONE ? TNFCTL_ERR_NOPROCESS : TNFCTL_ERR_BADARG;
+	return usdt_only_init(h);
+}
+
 /* Whether @h (locked) takes probe and buffer calls now. */
 tnfctl_errcode_t tnf_probes_usable(struct tnfctl_handle *h)
 {
@@ -413,7 +468,7 @@ TNF_API tnfctl_errcode_t tnfctl_check_libs(tnfctl_handle_t *h)
 	if (h->pr.mode == TNF_MODE_KERNEL)
 		return TNFCTL_ERR_NONE; /* the tracepoints were read at open */
 	pthread_mutex_lock(&h->lock);
-	err = tnf_probes_usable(h);
+	err = tnf_probes_usable_usdt(h);
 	if (!err)
 		err = tnf_probes_sync(h);
 	if (!err)

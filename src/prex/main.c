@@ -204,6 +204,9 @@ static void open_failed(tnfctl_errcode_t err, int e)
 	}
 }
 
+/* -p: the root has no probe runtime (opened with TNFCTL_OPEN_NOPROBES) */
+static bool root_noprobes;
+
 static tnfctl_handle_t *open_target(pid_t *pid)
 {
 	tnfctl_trace_attrs_t a;
@@ -215,6 +218,15 @@ static tnfctl_handle_t *open_target(pid_t *pid)
 		err = tnfctl_pid_open(g_opt.pid, &h);
 	else
 		err = tnfctl_exec_open(g_opt.cmd[0], g_opt.cmd, NULL, g_opt.preload, NULL, &h);
+	/* -p on a process without the runtime: its USDT probes need none */
+	if (err == TNFCTL_ERR_NOLIBTNFPROBE && g_opt.pid &&
+	    !tnfctl_pid_open_flags(g_opt.pid, TNFCTL_OPEN_NOPROBES, &h)) {
+		prex_msg("process %d has no libtnfprobe.so.1: only its USDT probes can be "
+			 "controlled",
+			 (int)g_opt.pid);
+		root_noprobes = true;
+		err = TNFCTL_ERR_NONE;
+	}
 	if (err)
 		open_failed(err, errno);
 	if (err == TNFCTL_ERR_NOLIBTNFPROBE) {
@@ -382,7 +394,8 @@ int main(int argc, char **argv)
 
 	h = open_target(&pid);
 	targets_install_signals();
-	err = set_tracefile(h, pid);
+	/* no runtime, no trace file: USDT records go to the controller's own (.usdt) */
+	err = root_noprobes ? TNFCTL_ERR_NONE : set_tracefile(h, pid);
 	if (err) {
 		/* the original's words, then which file */
 		prex_msg("trouble initializing tracefile: %s%s%s", tnfctl_strerror(err),
@@ -398,7 +411,7 @@ int main(int argc, char **argv)
 
 	/* replays the history on every probe that appears later (dlopen) */
 	err = tnfctl_register_funcs(h, history_replay, NULL);
-	if (err || target_start(h, pid)) {
+	if (err || target_start(h, pid, root_noprobes)) {
 		prex_msg("error in probe discovery: %s",
 			 err ? tnfctl_strerror(err) : "cannot start a thread");
 		tnfctl_close(h, TNFCTL_TARG_DEFAULT);

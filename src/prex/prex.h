@@ -270,8 +270,9 @@ bool image_lacks_runtime(pid_t pid, bool *is_static);
 /* ---- target.c ---- */
 struct target;
 typedef void target_fn(tnfctl_handle_t *h, pid_t pid, const char *tracefile, void *cd);
-int target_start(tnfctl_handle_t *h, pid_t pid); /* the first one, parked */
-int target_kernel(tnfctl_handle_t *h);		 /* prex -k: the kernel, no thread */
+/* The first one, parked; @noprobes: opened with TNFCTL_OPEN_NOPROBES (USDT probes only). */
+int target_start(tnfctl_handle_t *h, pid_t pid, bool noprobes);
+int target_kernel(tnfctl_handle_t *h); /* prex -k: the kernel, no thread */
 int targets_count(void);
 void targets_foreach(target_fn *fn, void *cd); /* live targets, while all are stopped */
 /*

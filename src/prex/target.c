@@ -56,7 +56,7 @@ struct target {
 	enum tstate state;
 	int nfiles;	  /* trace files made for this pid, to name the next one */
 	bool first_image; /* the root before any exec: its file is g_tracefile */
-	bool noprobes;	  /* opened with TNFCTL_OPEN_NOPROBES: no probe, no file */
+	bool noprobes;	  /* opened with TNFCTL_OPEN_NOPROBES: USDT probes only, no file */
 	pthread_t thread;
 	bool has_thread;
 	struct target *next;
@@ -202,14 +202,16 @@ static struct target *add_locked(tnfctl_handle_t *h, pid_t pid)
 	return t;
 }
 
-int target_start(tnfctl_handle_t *h, pid_t pid)
+int target_start(tnfctl_handle_t *h, pid_t pid, bool noprobes)
 {
 	struct target *t;
 
 	pthread_mutex_lock(&lock);
 	t = add_locked(h, pid);
-	if (t)
+	if (t) {
 		t->first_image = true;
+		t->noprobes = noprobes;
+	}
 	if (g_opt.cmd)
 		root_pgid = getpgid(pid);
 	pthread_mutex_unlock(&lock);
@@ -272,8 +274,11 @@ static tnfctl_errcode_t apply(struct target *t, tnfctl_probe_op_t op, void *cd,
 {
 	tnfctl_errcode_t err;
 
-	if (t->noprobes)
-		return TNFCTL_ERR_NONE;
+	/* no runtime: only USDT probes, which need no file (none at all if static) */
+	if (t->noprobes) {
+		err = tnfctl_probe_apply(t->h, op, cd);
+		return err == TNFCTL_ERR_NOLIBTNFPROBE ? TNFCTL_ERR_NONE : err;
+	}
 	err = tnfctl_probe_apply(t->h, op, cd);
 	if (err != TNFCTL_ERR_NOBUF)
 		return err;
@@ -621,7 +626,10 @@ void targets_foreach(target_fn *fn, void *cd)
 	for (i = 0; i < n; i++) {
 		tnfctl_trace_attrs_t a;
 
-		if (v[i]->state == T_DONE || v[i]->noprobes)
+		if (v[i]->state == T_DONE)
+			continue;
+		/* without the runtime: its USDT probes, if it has a link map (not static) */
+		if (v[i]->noprobes && tnfctl_check_libs(v[i]->h) == TNFCTL_ERR_NOLIBTNFPROBE)
 			continue;
 		if (tnfctl_trace_attrs_get(v[i]->h, &a))
 			a.trace_file_name = NULL;
