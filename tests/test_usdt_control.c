@@ -316,6 +316,54 @@ static void test_api_noprobes_handle(void **state)
 	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: 2 arg1: 6"), 1);
 }
 
+/*
+ * prex's `usdt strings`: python3.11's import__find__load__start(char
+ * *module) with arg0 read as a string, one record per module a fresh
+ * interpreter imports for `import json, decimal`; TNFCTL_USDT_STRINGS unset.
+ */
+static void test_prex_usdt_strings_imports(void **state)
+{
+	static char out[16384], dumped[1 << 18];
+	const char *opts[] = {"-o", NULL, PYTHON, "-I", "-S", "-c", "import json, decimal", NULL};
+	char trace[PATH_MAX], file[PATH_MAX + 8];
+	struct prex *x;
+
+	(void)state;
+	require_uprobes();
+	if (access(PYTHON, X_OK)) {
+		print_message("SKIP: " PYTHON " is missing\n");
+		skip();
+	}
+	unsetenv("TNFCTL_USDT_STRINGS");
+	fresh_trace(trace, sizeof(trace), "usdt-strings");
+	opts[1] = trace;
+	x = prex_spawn(opts, false, NULL, NULL);
+
+	writes(x->in_w, "usdt strings python import__find__load__start 0\n"
+			"list name strings probes name=import__find__load__start\n"
+			"enable name=import__find__load__start\n"
+			"continue\n");
+	close(x->in_w);
+	assert_int_equal(prex_wait(x), 0);
+	rd_rest(&x->out, out, sizeof(out));
+	assert_non_null(strstr(out, "name=import__find__load__start strings=0 "));
+	snprintf(file, sizeof(file), "%s.usdt", trace);
+	assert_int_equal(dump(file, dumped, sizeof(dumped)), 0);
+	unlink(file);
+	unlink(trace);
+	assert_int_equal(count_lines_with(dumped, " import__find__load__start ", "arg0: \"json\""),
+			 1);
+	assert_int_equal(
+		count_lines_with(dumped, " import__find__load__start ", "arg0: \"decimal\""), 1);
+	assert_int_equal(
+		count_lines_with(dumped, " import__find__load__start ", "arg0: \"json.decoder\""),
+		1);
+	/* every record's module is a string: no integer argument left */
+	assert_int_equal(count_lines_with(dumped, " import__find__load__start ", "arg0: \""),
+			 count_lines_with(dumped, " import__find__load__start ", "arg0: "));
+	prex_close_fds(x);
+}
+
 /* prex SIGKILLed while tick is enabled: its semaphore back to 0, tl_sdt runs on. */
 static void test_controller_killed(void **state)
 {
@@ -379,10 +427,15 @@ static void test_tnf_probe_listed_once(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		TL_TEST(test_sdt_list_enable_trace), TL_TEST(test_sdt_attributes),
-		TL_TEST(test_python_gc_start),	     TL_TEST(test_controller_killed),
-		TL_TEST(test_tnf_probe_listed_once), TL_TEST(test_python_no_runtime_gc_start),
-		TL_TEST(test_api_noprobes_handle),   TL_FINAL_TEST,
+		TL_TEST(test_sdt_list_enable_trace),
+		TL_TEST(test_sdt_attributes),
+		TL_TEST(test_python_gc_start),
+		TL_TEST(test_controller_killed),
+		TL_TEST(test_tnf_probe_listed_once),
+		TL_TEST(test_python_no_runtime_gc_start),
+		TL_TEST(test_api_noprobes_handle),
+		TL_TEST(test_prex_usdt_strings_imports),
+		TL_FINAL_TEST,
 	};
 
 	return tl_run(tests);

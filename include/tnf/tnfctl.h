@@ -618,7 +618,10 @@ tnfctl_errcode_t tnfctl_probe_apply_ids(tnfctl_handle_t *hndl, ulong_t probe_cou
  *         new_probe is B_TRUE (every probe arrived at the open).
  *         A USDT probe (Linux extension): attr_string "name N;provider P;
  *         keys usdt P;args K;slots arg0 ..;sites S[;strings I ..]",
- *         obj_name its object, func_names and func_addrs NULL.
+ *         obj_name its object, func_names and func_addrs NULL.  The
+ *         strings are TNFCTL_USDT_STRINGS' as it is at this call (or at
+ *         its last enable/trace while attached): a controller may
+ *         setenv() it between calls (prex's `usdt strings`).
  * Errors: INVALIDPROBE (its object was dlclosed; a kernel probe whose
  * tracepoint format could not be read), BADARG (NULL, or a probe of
  * another handle), NOPROCESS, ALLOCFAIL, INTERNAL.

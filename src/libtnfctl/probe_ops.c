@@ -129,8 +129,7 @@ TNF_API tnfctl_errcode_t tnfctl_probe_untrace(tnfctl_handle_t *h, tnfctl_probe_t
 	(void)cd;
 	if (h && h->pr.mode == TNF_MODE_KERNEL)
 		return tnf_kernel_probe_set(h, p, TNF_KP_TRACE, false);
-	return do_set(h, p, TNF_KP_TRACE, false, CB_OFF(commit_func),
-		      h ? h->pr.rt.rollback : 0);
+	return do_set(h, p, TNF_KP_TRACE, false, CB_OFF(commit_func), h ? h->pr.rt.rollback : 0);
 }
 
 TNF_API tnfctl_errcode_t tnfctl_probe_disconnect_all(tnfctl_handle_t *h, tnfctl_probe_t *p,
@@ -330,9 +329,12 @@ TNF_API tnfctl_errcode_t tnfctl_probe_state_get(tnfctl_handle_t *h, tnfctl_probe
 		return err;
 	err = check_probe(h, p, false);
 	if (!err && p->usdt) {
-		tnf_usdt_state(p, st);
+		if (tnf_usdt_refresh(p))
+			err = TNFCTL_ERR_ALLOCFAIL;
+		else
+			tnf_usdt_state(p, st);
 		pthread_mutex_unlock(&h->lock);
-		return TNFCTL_ERR_NONE;
+		return err;
 	}
 	if (!err)
 		err = tnf_read(h, p->addr, &cb, sizeof(cb));

@@ -17,6 +17,9 @@
  * TNFCTL_USDT_STRINGS="provider:name:I[,J...] ...": the arguments I, J
  * (from 0) of provider:name are read as C strings (a `char *` in the
  * target) instead of recorded as integers.  Either part may be "*".
+ * Read again whenever a probe that is not attached is looked at or
+ * switched (tnf_usdt_refresh): a controller (prex's `usdt strings`) may
+ * set it between calls.
  */
 static uint32_t strings_of(const char *prov, const char *name)
 {
@@ -97,6 +100,7 @@ struct tnf_usdt *tnf_usdt_new(struct tnfctl_handle *h, const struct tnf_usdt_def
 	u->pid = h->pr.ops.p_getpid(h->pr.proc);
 	u->nargs = d->nargs;
 	u->strmask = strings_of(d->provider, d->name) & ((1u << d->nargs) - 1);
+	u->sites = d->sites;
 	u->traced = true;
 	if (!u->provider || !u->name || !u->path || build_kp(u)) {
 		tnf_usdt_free(u);
@@ -123,6 +127,30 @@ char *tnf_usdt_attrs(const struct tnf_usdt *u, unsigned sites)
 	return a;
 }
 
+int tnf_usdt_refresh(struct tnfctl_probe_handle *p)
+{
+	struct tnf_usdt *u = p->usdt;
+	uint32_t mask = strings_of(u->provider, u->name) & ((1u << u->nargs) - 1);
+	char *attrs;
+
+	/* attached, it keeps the record layout its uprobes were given */
+	if (u->link || mask == u->strmask)
+		return 0;
+	/* a new TNF type: records written with the old one keep theirs */
+	tnf_usdt_forget(u);
+	free((char *)u->kp.cb.attrs);
+	memset(&u->kp, 0, sizeof(u->kp));
+	u->strmask = mask;
+	attrs = build_kp(u) ? NULL : tnf_usdt_attrs(u, u->sites);
+	if (!attrs) {
+		u->strmask = UINT32_MAX; /* no mask is that: tried again next time */
+		return -1;
+	}
+	free(p->attrs);
+	p->attrs = attrs;
+	return 0;
+}
+
 tnfctl_errcode_t tnf_usdt_set(struct tnfctl_handle *h, struct tnfctl_probe_handle *p, int what,
 			      bool on)
 {
@@ -130,6 +158,8 @@ tnfctl_errcode_t tnf_usdt_set(struct tnfctl_handle *h, struct tnfctl_probe_handl
 	bool *field = what == TNF_KP_ENABLE ? &u->enabled : &u->traced, old = *field;
 	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
 
+	if (tnf_usdt_refresh(p))
+		return TNFCTL_ERR_ALLOCFAIL;
 	*field = on;
 	if (u->enabled && u->traced && !u->link)
 		err = tnf_usdt_attach(h, u);

@@ -39,6 +39,7 @@ struct tnf_usdt {
 	pid_t pid;		      /* the process its uprobes filter on */
 	int nargs;
 	uint32_t strmask; /* arguments read as C strings (TNFCTL_USDT_STRINGS) */
+	unsigned sites;
 	bool enabled, traced;
 	struct bpf_link *link; /* attached while enabled and traced */
 	uint32_t slot;	       /* its index in the session (0: none yet) */
@@ -53,6 +54,8 @@ char *tnf_usdt_attrs(const struct tnf_usdt *u, unsigned sites);
 tnfctl_errcode_t tnf_usdt_set(struct tnfctl_handle *h, struct tnfctl_probe_handle *p, int what,
 			      bool on);
 void tnf_usdt_state(struct tnfctl_probe_handle *p, tnfctl_probe_state_t *st);
+/* A probe not attached takes TNFCTL_USDT_STRINGS as it is now; -1 on ENOMEM. */
+int tnf_usdt_refresh(struct tnfctl_probe_handle *p);
 /* The probe's uprobes gone (its object unloaded, the handle closed), its memory freed. */
 void tnf_usdt_free(struct tnf_usdt *u);
 

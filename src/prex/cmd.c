@@ -98,6 +98,44 @@ void cmd_list_tracefile(void)
 	targets_foreach(print_tracefile, &n);
 }
 
+/*
+ * usdt strings: one more item of TNFCTL_USDT_STRINGS, which libtnfctl
+ * reads again for each USDT probe not attached when it is listed or
+ * switched.  Set while every target is stopped: no other thread of ours
+ * reads the environment then.
+ */
+void cmd_usdt_strings(const char *prov, const char *name, const unsigned long *args, int n)
+{
+	const char *old = getenv("TNFCTL_USDT_STRINGS");
+	size_t len = strlen(prov) + strlen(name) + 8 + 4 * (size_t)n + (old ? strlen(old) : 0);
+	char *v;
+	int i, off;
+
+	if (kernel_ops) {
+		semantic_error("\"usdt\" is not available in kernel mode");
+		return;
+	}
+	if (strpbrk(prov, ": \t") || strpbrk(name, ": \t") || !*prov || !*name) {
+		semantic_error("a USDT provider or name has no ':' nor blank");
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (args[i] >= PREX_USDT_MAX_ARGS) {
+			semantic_error("USDT arguments are 0 to %d", PREX_USDT_MAX_ARGS - 1);
+			return;
+		}
+	v = malloc(len);
+	if (!v) {
+		perror("prex");
+		exit(1);
+	}
+	off = snprintf(v, len, "%s%s%s:%s:", old ? old : "", old && *old ? " " : "", prov, name);
+	for (i = 0; i < n; i++)
+		off += snprintf(v + off, len - (size_t)off, "%s%lu", i ? "," : "", args[i]);
+	setenv("TNFCTL_USDT_STRINGS", v, 1);
+	free(v);
+}
+
 void cmd_kernel_only(const char *what)
 {
 	/* the original's words, as a semantic error like the others here */

@@ -72,6 +72,10 @@ static const struct help commands[] = {
 	{"untrace", "untrace $set | selectors\n"
 		    "\tFire the selected probes (and their functions) without\n"
 		    "\trecording events.\n"},
+	{"usdt", "usdt strings provider name arg[,arg]...\n"
+		 "\tRecord these arguments (from 0) of the USDT probe provider:name\n"
+		 "\tas C strings, not integers ('*': any provider or name), from\n"
+		 "\tits next enable on (TNFCTL_USDT_STRINGS, which it extends).\n"},
 };
 
 static const struct help topics[] = {

@@ -11,6 +11,7 @@
  *   source 'file'|IDENT  |  help [word]  |  continue  |  quit [kill|resume|suspend]
  *   buffer [alloc [INT] | dealloc]  |  ktrace [on|off]
  *   pfilter [on | off | add|delete INT[,INT]...]
+ *   usdt strings provider name INT[,INT]...
  *
  *   selector := spec '=' spec | spec      spec := IDENT | 'string' | /regex/
  *
@@ -315,6 +316,33 @@ out:
 	free(pids);
 }
 
+/*
+ * usdt strings provider name I[,J]...: `usdt` and `strings` are plain
+ * words (not reserved: `keys=usdt` and the `strings` attribute stay as
+ * they are); provider and name are words or 'quoted' ('*': any).
+ */
+static void parse_usdt(struct parser *p)
+{
+	struct token *prov, *name, *w = next(p);
+	unsigned long *args;
+	int n;
+
+	if (w->type != T_IDENT || strcmp(w->text, "strings"))
+		return fail_at(p, w);
+	prov = peek(p);
+	if (prov->type != T_IDENT && prov->type != T_VALSTR)
+		return fail(p);
+	next(p);
+	name = peek(p);
+	if (name->type != T_IDENT && name->type != T_VALSTR)
+		return fail(p);
+	next(p);
+	n = parse_pids(p, &args);
+	if (n > 0 && expect_eol(p))
+		cmd_usdt_strings(prov->text, name->text, args, n);
+	free(args);
+}
+
 static void statement(struct parser *p)
 {
 	struct token *t = next(p);
@@ -385,6 +413,10 @@ static void statement(struct parser *p)
 	case K_KTRACE:
 	case K_PFILTER:
 		return parse_kernel(p, t->type);
+	case T_IDENT:
+		if (!strcmp(t->text, "usdt"))
+			return parse_usdt(p);
+		return fail_at(p, t);
 	default:
 		return fail_at(p, t);
 	}

@@ -223,6 +223,9 @@ extern __thread int history_need_file;
 void cmd_probe(enum cmd_kind kind, const char *fcn, const char *setname, struct exprlist *l);
 void cmd_list_tracefile(void);
 void cmd_kernel_only(const char *what);
+#define PREX_USDT_MAX_ARGS 12 /* <sys/sdt.h>'s STAP_PROBE1..12 */
+/* usdt strings: arguments @args of @prov:@name read as C strings (TNFCTL_USDT_STRINGS). */
+void cmd_usdt_strings(const char *prov, const char *name, const unsigned long *args, int n);
 /*
  * The kernel-only commands (kernel.c).  Called through this table, set by
  * kernel_open(): NULL in user mode, where they are refused, and in the
