@@ -273,6 +273,13 @@ $(B)/tests/helpers/tl_usdt: tests/helpers/tl_usdt.c include/tnf/probe.h $(B)/lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(SAN_TARGET) -L$(B) -ltnfctl -ldl -lpthread -Wl,-rpath,'$$ORIGIN/../..'
 
+# A C++ program that throws (libstdc++'s USDT probe libstdcxx:throw, test_usdt_control).
+CXX ?= g++
+TEST_HELPERS += $(B)/tests/helpers/tl_throw
+$(B)/tests/helpers/tl_throw: tests/helpers/tl_throw.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -O2 -g -Wall -Wextra -Werror -o $@ $<
+
 tests: all $(TEST_BINS) $(TEST_HELPERS) $(TEST_SOLIBS)
 
 $(B)/tests/test_faults: tests/stress/storm.h

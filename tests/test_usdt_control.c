@@ -364,6 +364,37 @@ static void test_prex_usdt_strings_imports(void **state)
 	prex_close_fds(x);
 }
 
+/* libstdc++'s libstdcxx:throw: one record per exception tl_throw throws (and catches). */
+static void test_libstdcxx_throw(void **state)
+{
+	static char out[16384], dumped[65536];
+	const char *opts[] = {"-o", NULL, NULL, "7", NULL};
+	char trace[PATH_MAX], file[PATH_MAX + 8], prog[PATH_MAX];
+	struct prex *x;
+
+	(void)state;
+	require_uprobes();
+	tl_path_of(prog, "tests/helpers/tl_throw");
+	fresh_trace(trace, sizeof(trace), "usdt-throw");
+	opts[1] = trace;
+	opts[2] = prog;
+	x = prex_spawn(opts, false, NULL, NULL);
+	writes(x->in_w, "list name provider object probes name=throw\n"
+			"enable name=throw\n"
+			"continue\n");
+	close(x->in_w);
+	assert_int_equal(prex_wait(x), 0);
+	rd_rest(&x->out, out, sizeof(out));
+	assert_non_null(strstr(out, "name=throw provider=libstdcxx object=/"));
+	assert_non_null(strstr(out, "caught 7\n"));
+	snprintf(file, sizeof(file), "%s.usdt", trace);
+	assert_int_equal(dump(file, dumped, sizeof(dumped)), 0);
+	unlink(file);
+	unlink(trace);
+	assert_int_equal(count_lines_with(dumped, " throw ", "arg0: "), 7);
+	prex_close_fds(x);
+}
+
 /* prex SIGKILLed while tick is enabled: its semaphore back to 0, tl_sdt runs on. */
 static void test_controller_killed(void **state)
 {
@@ -427,15 +458,11 @@ static void test_tnf_probe_listed_once(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		TL_TEST(test_sdt_list_enable_trace),
-		TL_TEST(test_sdt_attributes),
-		TL_TEST(test_python_gc_start),
-		TL_TEST(test_controller_killed),
-		TL_TEST(test_tnf_probe_listed_once),
-		TL_TEST(test_python_no_runtime_gc_start),
-		TL_TEST(test_api_noprobes_handle),
-		TL_TEST(test_prex_usdt_strings_imports),
-		TL_FINAL_TEST,
+		TL_TEST(test_sdt_list_enable_trace), TL_TEST(test_sdt_attributes),
+		TL_TEST(test_python_gc_start),	     TL_TEST(test_controller_killed),
+		TL_TEST(test_tnf_probe_listed_once), TL_TEST(test_python_no_runtime_gc_start),
+		TL_TEST(test_api_noprobes_handle),   TL_TEST(test_prex_usdt_strings_imports),
+		TL_TEST(test_libstdcxx_throw),	     TL_FINAL_TEST,
 	};
 
 	return tl_run(tests);
