@@ -5,7 +5,8 @@
  * and traced, their records read back with tnfdump from the controller's
  * USDT file (<trace file>.usdt); a controller SIGKILLed while a USDT probe
  * is enabled leaves its semaphore at 0 and the program running; a TNF
- * probe, which is a USDT probe too, is listed once.
+ * probe, which is a USDT probe too, is listed once; prex -f on a tree
+ * (tl_sdt_tree) records the hits of a forked child and an exec'd image.
  */
 #include <glob.h>
 #include "testlib.h"
@@ -455,6 +456,86 @@ static void test_tnf_probe_listed_once(void **state)
 	tl_expect(p, "pong");
 }
 
+/* Records of tl_sdt_tree:hit with arg0 @who written by process @pid (its PID and LWPID columns). */
+static int count_hits(const char *dumped, int pid, int who)
+{
+	char want[32];
+	const char *l;
+	int n = 0;
+
+	snprintf(want, sizeof(want), "arg0: %d ", who);
+	for (l = dumped; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		char line[512];
+		double el, d;
+		int p, lwp;
+
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(l, "\n"), l);
+		if (sscanf(line, "%lf %lf %d %d", &el, &d, &p, &lwp) == 4 && p == pid &&
+		    lwp == pid && strstr(line, " hit ") && strstr(line, want))
+			n++;
+	}
+	return n;
+}
+
+/*
+ * prex -f on tl_sdt_tree with hit enabled at the prompt: the parent hits
+ * once, its forked child TREE_K times, the image the parent then execs
+ * TREE_M times.  The child's handle has the probe enabled as the parent's
+ * (with uprobes of its own: the kernel gives a child none of its parent's),
+ * the new image has it from prex's history; every record is in the one
+ * .usdt file, under the pid of the process that hit it.
+ */
+#define TREE_K 4
+#define TREE_M 6
+static void test_prex_follow_fork_exec(void **state)
+{
+	static char out[16384], err[16384], dumped[1 << 17];
+	const char *opts[] = {"-f", "-o", NULL, NULL, NULL, NULL, NULL};
+	char trace[PATH_MAX], file[PATH_MAX], prog[PATH_MAX], k[16], m[16];
+	const char *l;
+	int parent, child, image;
+	struct prex *x;
+
+	(void)state;
+	require_uprobes();
+	tl_path_of(prog, "tests/helpers/tl_sdt_tree");
+	fresh_trace(trace, sizeof(trace), "usdt-tree");
+	snprintf(k, sizeof(k), "%d", TREE_K);
+	snprintf(m, sizeof(m), "%d", TREE_M);
+	opts[2] = trace;
+	opts[3] = prog;
+	opts[4] = k;
+	opts[5] = m;
+	x = prex_spawn(opts, false, NULL, NULL);
+	writes(x->in_w, "enable name=hit\ncontinue\n");
+	close(x->in_w);
+	assert_int_equal(prex_wait(x), 0);
+	rd_rest(&x->out, out, sizeof(out));
+	rd_rest(&x->err, err, sizeof(err));
+	l = strstr(out, "tree parent ");
+	assert_non_null(l);
+	parent = atoi(l + 12);
+	l = strstr(out, "tree child ");
+	assert_non_null(l);
+	child = atoi(l + 11);
+	l = strstr(out, "tree exec ");
+	assert_non_null(l);
+	image = atoi(l + 10);
+	assert_int_equal(image, parent);
+	assert_true(child > 0 && child != parent);
+	/* no TNF probe was selected: no trace file, the controller's own .usdt */
+	snprintf(file, sizeof(file), "%s/trace-%d.usdt", tmpdir, parent);
+	if (dump(file, dumped, sizeof(dumped)))
+		fail_msg("no USDT file %s:\n%s", file, err);
+	unlink(file);
+	assert_int_equal(count_hits(dumped, parent, 1), 1);
+	assert_int_equal(count_hits(dumped, child, 2), TREE_K);
+	assert_int_equal(count_hits(dumped, parent, 3), TREE_M);
+	/* nothing else: every record is one of those */
+	assert_int_equal(count_lines_with(dumped, " hit ", "arg0: "), 1 + TREE_K + TREE_M);
+	prex_close_fds(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -462,7 +543,8 @@ int main(void)
 		TL_TEST(test_python_gc_start),	     TL_TEST(test_controller_killed),
 		TL_TEST(test_tnf_probe_listed_once), TL_TEST(test_python_no_runtime_gc_start),
 		TL_TEST(test_api_noprobes_handle),   TL_TEST(test_prex_usdt_strings_imports),
-		TL_TEST(test_libstdcxx_throw),	     TL_FINAL_TEST,
+		TL_TEST(test_libstdcxx_throw),	     TL_TEST(test_prex_follow_fork_exec),
+		TL_FINAL_TEST,
 	};
 
 	return tl_run(tests);

@@ -120,6 +120,12 @@ static tnfctl_errcode_t continue_handle(tnfctl_handle_t *h, tnfctl_event_t *evt,
 				/* A copy of the parent: same probes, same trace file. */
 				if (!((*child_hndl)->open_flags & TNFCTL_OPEN_NOPROBES))
 					tnf_probes_attach_direct(*child_hndl);
+				/*
+				 * Its USDT probes as the parent's (not an error of
+				 * the parent's continue: one not attached is left
+				 * disabled in the child, and says so).
+				 */
+				tnf_probes_fork(h, *child_hndl);
 			}
 		}
 		/*

@@ -189,6 +189,7 @@ tnfctl_errcode_t tnf_probes_init(struct tnfctl_handle *h);
 tnfctl_errcode_t tnf_probes_sync(struct tnfctl_handle *h);
 tnfctl_errcode_t tnf_probes_usable(struct tnfctl_handle *h);
 tnfctl_errcode_t tnf_probes_usable_usdt(struct tnfctl_handle *h);
+tnfctl_errcode_t tnf_probes_fork(struct tnfctl_handle *h, struct tnfctl_handle *c);
 void tnf_probes_image_gone(struct tnfctl_handle *h);
 void tnf_probes_release(struct tnfctl_handle *h);
 void tnf_probes_detach_target(struct tnfctl_handle *h);

@@ -437,6 +437,42 @@ static tnfctl_errcode_t usdt_only_init(struct tnfctl_handle *h)
 	return TNFCTL_ERR_NONE;
 }
 
+/* @p of the parent and @q of its FORK child are the same USDT probe. */
+static bool same_usdt(const struct tnfctl_probe_handle *p, const struct tnfctl_probe_handle *q)
+{
+	return p->valid && p->usdt && p->obj && p->obj->base == q->obj->base &&
+	       !strcmp(p->usdt->provider, q->usdt->provider) &&
+	       !strcmp(p->usdt->name, q->usdt->name) && !strcmp(p->usdt->path, q->usdt->path);
+}
+
+/*
+ * @c is the handle of @h's FORK child, its objects those of @h.  A TNF
+ * probe's state is in the target's memory, which the fork copied; a USDT
+ * probe's is the controller's, so the child's USDT probes take the state of
+ * the parent's (tnf_usdt_inherit: enabled and traced ones get uprobes of
+ * their own).  A NOPROBES parent whose USDT probes were listed has its
+ * child's listed now.  The first error; the child's probes are usable
+ * whatever it is (one not attached is left disabled).
+ */
+tnfctl_errcode_t tnf_probes_fork(struct tnfctl_handle *h, struct tnfctl_handle *c)
+{
+	struct tnfctl_probe_handle *p, *q;
+	tnfctl_errcode_t err = TNFCTL_ERR_NONE, e;
+
+	if (h->pr.usdt_only && (err = tnf_probes_usable_usdt(c)))
+		return err;
+	for (q = c->pr.all; q; q = q->next_all) {
+		if (!q->valid || !q->usdt || !q->obj)
+			continue;
+		for (p = h->pr.all; p && !same_usdt(p, q); p = p->next_all)
+			;
+		e = p ? tnf_usdt_inherit(c, q, p->usdt) : TNFCTL_ERR_NONE;
+		if (!err)
+			err = e;
+	}
+	return err;
+}
+
 /* As tnf_probes_usable(), for probe calls: USDT probes will do. */
 tnfctl_errcode_t tnf_probes_usable_usdt(struct tnfctl_handle *h)
 {

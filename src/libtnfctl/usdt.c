@@ -127,14 +127,13 @@ char *tnf_usdt_attrs(const struct tnf_usdt *u, unsigned sites)
 	return a;
 }
 
-int tnf_usdt_refresh(struct tnfctl_probe_handle *p)
+/* @p, not attached, gets the string mask @mask (a new TNF type); -1 on ENOMEM. */
+static int set_mask(struct tnfctl_probe_handle *p, uint32_t mask)
 {
 	struct tnf_usdt *u = p->usdt;
-	uint32_t mask = strings_of(u->provider, u->name) & ((1u << u->nargs) - 1);
 	char *attrs;
 
-	/* attached, it keeps the record layout its uprobes were given */
-	if (u->link || mask == u->strmask)
+	if (mask == u->strmask)
 		return 0;
 	/* a new TNF type: records written with the old one keep theirs */
 	tnf_usdt_forget(u);
@@ -149,6 +148,39 @@ int tnf_usdt_refresh(struct tnfctl_probe_handle *p)
 	free(p->attrs);
 	p->attrs = attrs;
 	return 0;
+}
+
+int tnf_usdt_refresh(struct tnfctl_probe_handle *p)
+{
+	struct tnf_usdt *u = p->usdt;
+
+	/* attached, it keeps the record layout its uprobes were given */
+	if (u->link)
+		return 0;
+	return set_mask(p, strings_of(u->provider, u->name) & ((1u << u->nargs) - 1));
+}
+
+/*
+ * @c, a FORK child's probe, takes the state of @pu, its parent's copy: the
+ * same string mask, enabled and traced, and then its own uprobes (the
+ * kernel gives a child none of its parent's: a perf uprobe event filters
+ * on the one process it was opened for).  Not attached: left disabled.
+ */
+tnfctl_errcode_t tnf_usdt_inherit(struct tnfctl_handle *ch, struct tnfctl_probe_handle *c,
+				  const struct tnf_usdt *pu)
+{
+	struct tnf_usdt *u = c->usdt;
+	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
+
+	if (pu->strmask != UINT32_MAX && set_mask(c, pu->strmask))
+		return TNFCTL_ERR_ALLOCFAIL;
+	u->enabled = pu->enabled;
+	u->traced = pu->traced;
+	if (u->enabled && u->traced)
+		err = tnf_usdt_attach(ch, u);
+	if (err)
+		u->enabled = false;
+	return err;
 }
 
 tnfctl_errcode_t tnf_usdt_set(struct tnfctl_handle *h, struct tnfctl_probe_handle *p, int what,

@@ -56,6 +56,9 @@ tnfctl_errcode_t tnf_usdt_set(struct tnfctl_handle *h, struct tnfctl_probe_handl
 void tnf_usdt_state(struct tnfctl_probe_handle *p, tnfctl_probe_state_t *st);
 /* A probe not attached takes TNFCTL_USDT_STRINGS as it is now; -1 on ENOMEM. */
 int tnf_usdt_refresh(struct tnfctl_probe_handle *p);
+/* A FORK child's probe @c takes the state of its parent's copy @pu (attached anew). */
+tnfctl_errcode_t tnf_usdt_inherit(struct tnfctl_handle *ch, struct tnfctl_probe_handle *c,
+				  const struct tnf_usdt *pu);
 /* The probe's uprobes gone (its object unloaded, the handle closed), its memory freed. */
 void tnf_usdt_free(struct tnf_usdt *u);
 

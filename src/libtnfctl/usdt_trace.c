@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,7 @@ struct us_session {
 	uint32_t nslots, cap;
 	uint64_t lost_written;
 	char *file;
+	pid_t hold_pid; /* a target that exec'd: kept for its next image (tnf_usdt_put) */
 };
 
 /* Lock order: us_lock, then the session's lock. */
@@ -277,15 +279,26 @@ void tnf_usdt_forget(struct tnf_usdt *u)
 
 /*
  * @h is closed: the session ends with the last handle that used it (its
- * probes already forgotten), and its file is then complete.
+ * probes already forgotten), and its file is then complete.  Except when
+ * @h's target exec'd (a follower closes the old image's handle and opens
+ * the new one's, as prex -f does): the session is then held for that pid,
+ * so that the new image's records go on into the same file rather than a
+ * new session's replacing it.  The hold ends when a handle of that pid is
+ * closed in turn, or once that process is gone.
  */
 void tnf_usdt_put(struct tnfctl_handle *h)
 {
-	if (!h->pr.usdt_used)
-		return;
+	bool used = h->pr.usdt_used;
+
 	h->pr.usdt_used = false;
 	pthread_mutex_lock(&us_lock);
-	if (us) {
+	if (us && us->hold_pid && (h->pid == us->hold_pid || kill(us->hold_pid, 0))) {
+		us->hold_pid = 0;
+		used = true; /* the session may end now */
+	}
+	if (us && used && h->state == TNF_H_EXECED)
+		us->hold_pid = h->pid;
+	if (us && used && !us->hold_pid) {
 		uint32_t i;
 		bool live = false;
 
