@@ -9,6 +9,13 @@
  * test's callback has made the racing thing happen.  Included by a test
  * after testlib.h; one hold per test, and the test's engine must end
  * before hold_end() returns (its last handle closed).
+ *
+ * The serving thread ends when the engine does, seen through its pidfd:
+ * not on the listener's POLLHUP, which comes once no task uses the filter
+ * any more; before Linux 6.11 ("seccomp: release task filters when the
+ * task exits") a task stops using it only when reaped, and the engine's
+ * reaper is this process (PR_SET_CHILD_SUBREAPER), whose thread waits in
+ * hold_end() or the teardown for the serving thread to end.
  */
 #ifndef TL_HOLDLIB_H
 #define TL_HOLDLIB_H
@@ -20,15 +27,17 @@
 #include <sys/un.h>
 
 struct hold {
-	int lsock;	     /* the name tl_engine_hold connects to */
-	pthread_t thread;    /* serves the engine's calls */
-	long op;	     /* the ptrace request to hold */
-	pid_t not_tid;	     /* ... on any thread but this one */
-	void (*at)(void *);  /* run while the engine waits in it */
+	int lsock;	    /* the name tl_engine_hold connects to */
+	pthread_t thread;   /* serves the engine's calls */
+	long op;	    /* the ptrace request to hold */
+	pid_t not_tid;	    /* ... on any thread but this one */
+	void (*at)(void *); /* run while the engine waits in it */
 	void *arg;
-	_Atomic int armed;   /* hold_arm called */
-	_Atomic int held;    /* times it was held (0 or 1) */
-	pid_t engine;	     /* the engine, once it called (killed by the teardown) */
+	_Atomic int armed;	   /* hold_arm called */
+	_Atomic int held;	   /* times it was held (0 or 1) */
+	pid_t engine;		   /* the engine, once it called (killed by the teardown) */
+	_Atomic int engine_fd;	   /* its pidfd, -1 before */
+	_Atomic int stop;	   /* hold_end: serve no more */
 	char old_engine[PATH_MAX]; /* $TNFCTL_ENGINE before, or "" */
 	bool was_private;	   /* $TNFCTL_ENGINE_PRIVATE set before */
 };
@@ -57,7 +66,18 @@ static inline int hold_listener(struct hold *h)
 	return fd;
 }
 
-/* Until the engine is gone: every call let through, the armed one after h->at. */
+/* The engine calls for the first time: it is known, and tracked. */
+static inline void hold_engine_known(struct hold *h, pid_t pid)
+{
+	h->engine = pid;
+	tl_track_pid(pid);
+	h->engine_fd = tl_pidfd_open(pid);
+}
+
+/*
+ * Until the engine has exited (or hold_end says so): every call let
+ * through, the armed one after h->at.  A tick of 100 ms looks at h->stop.
+ */
 static inline void *hold_fn(void *arg)
 {
 	struct hold *h = arg;
@@ -68,21 +88,25 @@ static inline void *hold_fn(void *arg)
 		return NULL;
 	}
 	for (;;) {
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		struct pollfd pfd[2] = {{.fd = fd, .events = POLLIN},
+					{.fd = h->engine_fd, .events = POLLIN}};
 		struct seccomp_notif req;
 		struct seccomp_notif_resp resp;
 
-		if (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+		if (poll(pfd, h->engine_fd >= 0 ? 2 : 1, 100) < 0 && errno == EINTR)
 			continue;
-		if (!(pfd.revents & POLLIN))
-			break; /* POLLHUP: the engine is gone */
+		if (pfd[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+			break; /* no task uses the filter any more */
+		if (!(pfd[0].revents & POLLIN)) {
+			if (pfd[1].revents || h->stop)
+				break; /* the engine has exited: no call can come */
+			continue;
+		}
 		memset(&req, 0, sizeof(req));
 		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &req))
 			continue;
-		if (!h->engine) {
-			h->engine = req.pid;
-			tl_track_pid(req.pid);
-		}
+		if (!h->engine)
+			hold_engine_known(h, req.pid);
 		if (h->armed && !h->held && (long)req.data.args[0] == h->op &&
 		    (pid_t)req.data.args[1] != h->not_tid) {
 			h->held = 1;
@@ -110,6 +134,7 @@ static inline void hold_start(struct hold *h, long op, void (*at)(void *), void 
 	int len;
 
 	memset(h, 0, sizeof(*h));
+	h->engine_fd = -1;
 	h->op = op;
 	h->not_tid = -1;
 	h->at = at;
@@ -140,10 +165,18 @@ static inline void hold_arm(struct hold *h, pid_t not_tid)
 	h->armed = 1;
 }
 
-/* Once the engine is gone: the serving thread joined, the environment as it was. */
+/*
+ * Once the engine is gone (within the timeout, else the test fails): the
+ * serving thread joined, the environment as it was.
+ */
 static inline void hold_end(struct hold *h)
 {
+	bool alive = h->engine_fd >= 0 && tl_pidfd_wait(h->engine_fd, tl.timeout_ms);
+
+	h->stop = 1;
 	tl_thread_join(h->thread);
+	if (h->engine_fd >= 0)
+		close(h->engine_fd);
 	close(h->lsock);
 	unsetenv("TL_HOLD_NAME");
 	unsetenv("TL_HOLD_ENGINE");
@@ -153,6 +186,9 @@ static inline void hold_end(struct hold *h)
 		unsetenv("TNFCTL_ENGINE");
 	if (!h->was_private)
 		unsetenv("TNFCTL_ENGINE_PRIVATE");
+	if (alive)
+		fail_msg("hold: the engine %d still runs %d ms after its last handle closed",
+			 (int)h->engine, tl.timeout_ms);
 }
 
 #endif
