@@ -14,7 +14,10 @@
  *  - a failed execve's EXEC_FAILED queued when another thread's exec ends
  *    the image (f0d7f1a): the engine's PTRACE_INTERRUPT of the other
  *    thread waits until that thread has exec'd.  The next event is EXEC:
- *    an EXEC_FAILED of a thread of the old image is not reported.
+ *    an EXEC_FAILED of a thread of the old image is not reported;
+ *  - the engine killed while held in the seize of the second thread: the
+ *    open fails (INTERNAL, the engine gone) instead of waiting for its
+ *    answer, and the leader it had seized runs on, nobody's.
  *
  * The workloads are this binary (`test_exec_holds --wl NAME CMDFD
  * REPLYFD`); each says "ready" once its threads run, and its exec closes
@@ -95,7 +98,8 @@ static int workload(int argc, char **argv)
 
 struct race {
 	struct tl_proc *p;
-	int exec_done; /* 1: the exec closed the reply pipe while the engine waited */
+	int exec_done;	   /* 1: the exec closed the reply pipe while the engine waited */
+	struct hold *hold; /* at_kill_engine's */
 };
 
 /* Held in the engine: the second thread execs; back once its exec is past de_thread. */
@@ -113,6 +117,17 @@ static void at_hold_exec(void *arg)
 			break;
 	}
 	r->exec_done = 1;
+}
+
+/* Held in the engine: the engine is killed there. */
+static void at_kill_engine(void *arg)
+{
+	struct race *r = arg;
+
+	tl_pidfd_kill(r->hold->engine_fd, SIGKILL);
+	/* the call the engine waits in ends with it: an answer after would be too late */
+	if (!tl_pidfd_wait(r->hold->engine_fd, tl.timeout_ms))
+		r->exec_done = 1;
 }
 
 /* `self --wl NAME CMDFD REPLYFD` with libtnfprobe preloaded, for @p. */
@@ -205,11 +220,44 @@ static void test_exec_failed_then_exec(void **state)
 	hold_end(&hold);
 }
 
+/* The engine dies while the open waits for it: the open fails, the target is left running. */
+static void test_pid_open_engine_killed_in_seize(void **state)
+{
+	struct race r = {.p = tl_proc_new()};
+	int keep[3] = {r.p->t_cmd_r, r.p->t_reply_w, -1};
+	char fds[2][16], pre[PATH_MAX + 16], *argv[6], **env;
+	tnfctl_handle_t *h = NULL;
+	struct hold hold;
+	pid_t pid;
+
+	(void)state;
+	tl_require_root();
+	r.hold = &hold;
+	hold_start(&hold, PTRACE_SEIZE, at_kill_engine, &r);
+	wl_argv(r.p, "thread_exec", argv, fds);
+	env = wl_env(pre);
+	pid = tl_spawn(argv, env, -1, keep);
+	free(env);
+	tl_proc_handed_over(r.p);
+	tl_proc_set_pid(r.p, pid);
+	tl_expect(r.p, "ready");
+	hold_arm(&hold, pid); /* the seize of the other thread */
+	tl_assert_err(tnfctl_pid_open(pid, &h), TNFCTL_ERR_INTERNAL);
+	assert_null(h);
+	assert_int_equal(hold.held, 1);
+	assert_int_equal(r.exec_done, 1); /* the engine died in the held call */
+	/* its seize of the leader ended with it (no EXITKILL for a pid_open) */
+	assert_int_equal(tl_tracer_pid(pid), 0);
+	tl_assert_running(pid, "after its engine died in the open");
+	hold_end(&hold);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		TL_TEST(test_pid_open_vs_unseized_thread_exec),
 		TL_TEST(test_exec_failed_then_exec),
+		TL_TEST(test_pid_open_engine_killed_in_seize),
 		TL_FINAL_TEST,
 	};
 
