@@ -151,27 +151,39 @@ static char **wl_env(char *pre)
 	return tl_env_build(extra);
 }
 
+/*
+ * The thread_exec workload, started and ready, for a pid_open whose seize
+ * of its second thread is held (hold_start with @at, armed): its pid.
+ */
+static pid_t start_thread_exec(struct race *r, struct hold *hold, void (*at)(void *))
+{
+	int keep[3] = {r->p->t_cmd_r, r->p->t_reply_w, -1};
+	char fds[2][16], pre[PATH_MAX + 16], *argv[6], **env;
+	pid_t pid;
+
+	hold_start(hold, PTRACE_SEIZE, at, r);
+	wl_argv(r->p, "thread_exec", argv, fds);
+	env = wl_env(pre);
+	pid = tl_spawn(argv, env, -1, keep);
+	free(env);
+	tl_proc_handed_over(r->p);
+	tl_proc_set_pid(r->p, pid);
+	tl_expect(r->p, "ready");
+	hold_arm(hold, pid); /* the seize of the other thread */
+	return pid;
+}
+
 /* 0abb632: the engine seizes the leader, and the second thread execs before its own seize. */
 static void test_pid_open_vs_unseized_thread_exec(void **state)
 {
 	struct race r = {.p = tl_proc_new()};
-	int keep[3] = {r.p->t_cmd_r, r.p->t_reply_w, -1};
-	char fds[2][16], pre[PATH_MAX + 16], *argv[6], **env;
 	tnfctl_handle_t *h;
 	struct hold hold;
 	pid_t pid;
 
 	(void)state;
 	tl_require_root();
-	hold_start(&hold, PTRACE_SEIZE, at_hold_exec, &r);
-	wl_argv(r.p, "thread_exec", argv, fds);
-	env = wl_env(pre);
-	pid = tl_spawn(argv, env, -1, keep);
-	free(env);
-	tl_proc_handed_over(r.p);
-	tl_proc_set_pid(r.p, pid);
-	tl_expect(r.p, "ready");
-	hold_arm(&hold, pid); /* the seize of the other thread */
+	pid = start_thread_exec(&r, &hold, at_hold_exec);
 	tl_assert_err(tnfctl_pid_open(pid, &h), TNFCTL_ERR_NONE);
 	tl_track_handle(h);
 	assert_int_equal(hold.held, 1);
@@ -224,8 +236,6 @@ static void test_exec_failed_then_exec(void **state)
 static void test_pid_open_engine_killed_in_seize(void **state)
 {
 	struct race r = {.p = tl_proc_new()};
-	int keep[3] = {r.p->t_cmd_r, r.p->t_reply_w, -1};
-	char fds[2][16], pre[PATH_MAX + 16], *argv[6], **env;
 	tnfctl_handle_t *h = NULL;
 	struct hold hold;
 	pid_t pid;
@@ -233,15 +243,7 @@ static void test_pid_open_engine_killed_in_seize(void **state)
 	(void)state;
 	tl_require_root();
 	r.hold = &hold;
-	hold_start(&hold, PTRACE_SEIZE, at_kill_engine, &r);
-	wl_argv(r.p, "thread_exec", argv, fds);
-	env = wl_env(pre);
-	pid = tl_spawn(argv, env, -1, keep);
-	free(env);
-	tl_proc_handed_over(r.p);
-	tl_proc_set_pid(r.p, pid);
-	tl_expect(r.p, "ready");
-	hold_arm(&hold, pid); /* the seize of the other thread */
+	pid = start_thread_exec(&r, &hold, at_kill_engine);
 	tl_assert_err(tnfctl_pid_open(pid, &h), TNFCTL_ERR_INTERNAL);
 	assert_null(h);
 	assert_int_equal(hold.held, 1);

@@ -49,9 +49,6 @@ static void kclose(tnfctl_handle_t *h)
 	tl_assert_err(tnfctl_close(h, TNFCTL_TARG_DEFAULT), TNFCTL_ERR_NONE);
 }
 
-/* The *_compat tests run with TNFCTL_KTRACE_COMPAT=1; the caller's is put back after. */
-static char *kcompat_was;
-
 /* The programs of the kernel handle's object, by name, among this process's descriptors. */
 static void kprogs(int *events, int *slots)
 {
@@ -103,32 +100,12 @@ static void kalloc(tnfctl_handle_t *h, const char *path, uint_t size)
 			 stubs ? "0 and 64 (no cookies)" : "1 and 0 (cookies)");
 }
 
-static int kcompat_setup(void **state)
-{
-	const char *was = getenv("TNFCTL_KTRACE_COMPAT");
-
-	kcompat_was = was ? strdup(was) : NULL;
-	setenv("TNFCTL_KTRACE_COMPAT", "1", 1);
-	return tl_setup(state);
-}
-
-static int kcompat_teardown(void **state)
-{
-	if (kcompat_was)
-		setenv("TNFCTL_KTRACE_COMPAT", kcompat_was, 1);
-	else
-		unsetenv("TNFCTL_KTRACE_COMPAT");
-	free(kcompat_was);
-	kcompat_was = NULL;
-	return tl_teardown(state);
-}
-
 /* A scenario again, with the no-cookie variant forced: the same assertions. */
 #define KCOMPAT_TEST(fn) KCOMPAT_UNIT(#fn "_compat", fn##_compat)
 #define KCOMPAT_UNIT(name, fn)                                                                     \
 	(struct CMUnitTest)                                                                        \
 	{                                                                                          \
-		name, fn, kcompat_setup, kcompat_teardown, NULL                                    \
+		name, fn, tl_kcompat_setup, tl_kcompat_teardown, NULL                              \
 	}
 #define KCOMPAT(fn)                                                                                \
 	static void fn##_compat(void **state)                                                      \

@@ -632,28 +632,6 @@ static void test_kernel_commands_in_user_mode(void **state)
 
 /* ---- the no-cookie variant (5.10 .. 5.14), forced by TNFCTL_KTRACE_COMPAT=1 ---- */
 
-static char *kcompat_was; /* the caller's TNFCTL_KTRACE_COMPAT, put back after */
-
-static int kcompat_setup(void **state)
-{
-	const char *was = getenv("TNFCTL_KTRACE_COMPAT");
-
-	kcompat_was = was ? strdup(was) : NULL;
-	setenv("TNFCTL_KTRACE_COMPAT", "1", 1); /* prex inherits it */
-	return tl_setup(state);
-}
-
-static int kcompat_teardown(void **state)
-{
-	if (kcompat_was)
-		setenv("TNFCTL_KTRACE_COMPAT", kcompat_was, 1);
-	else
-		unsetenv("TNFCTL_KTRACE_COMPAT");
-	free(kcompat_was);
-	kcompat_was = NULL;
-	return tl_teardown(state);
-}
-
 /* The session above, its events the same with the slot stubs. */
 static void test_kernel_session_traces_workload_compat(void **state)
 {
@@ -707,9 +685,10 @@ int main(void)
 		TL_TEST(test_kernel_failed_alloc_keeps_outfile),
 		TL_TEST(test_kernel_commands_in_user_mode),
 		{"test_kernel_session_traces_workload_compat",
-		 test_kernel_session_traces_workload_compat, kcompat_setup, kcompat_teardown, NULL},
-		{"test_kernel_slot_cap_message", test_kernel_slot_cap_message, kcompat_setup,
-		 kcompat_teardown, NULL},
+		 test_kernel_session_traces_workload_compat, tl_kcompat_setup, tl_kcompat_teardown,
+		 NULL},
+		{"test_kernel_slot_cap_message", test_kernel_slot_cap_message, tl_kcompat_setup,
+		 tl_kcompat_teardown, NULL},
 		TL_FINAL_TEST,
 	};
 

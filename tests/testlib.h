@@ -1796,6 +1796,40 @@ static inline int tl_teardown(void **state)
 	return 0;
 }
 
+/*
+ * Setup and teardown of tests run again with TNFCTL_KTRACE_COMPAT=1 (kernel
+ * mode's programs for kernels without BPF cookies): the caller's value is
+ * put back after.
+ */
+static inline char **tl_kcompat_was(void)
+{
+	static char *was;
+
+	return &was;
+}
+
+static inline int tl_kcompat_setup(void **state)
+{
+	const char *was = getenv("TNFCTL_KTRACE_COMPAT");
+
+	*tl_kcompat_was() = was ? strdup(was) : NULL;
+	setenv("TNFCTL_KTRACE_COMPAT", "1", 1); /* read by the library, inherited by prex */
+	return tl_setup(state);
+}
+
+static inline int tl_kcompat_teardown(void **state)
+{
+	char **was = tl_kcompat_was();
+
+	if (*was)
+		setenv("TNFCTL_KTRACE_COMPAT", *was, 1);
+	else
+		unsetenv("TNFCTL_KTRACE_COMPAT");
+	free(*was);
+	*was = NULL;
+	return tl_teardown(state);
+}
+
 /* Copies @from to the new file @to (mode 0755), failing the test on error. */
 static inline void tl_copy_file(const char *from, const char *to)
 {
