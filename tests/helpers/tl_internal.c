@@ -17,10 +17,22 @@
 #include <tnf/probe.h>
 #include <tnf/tnfctl.h>
 
+/*
+ * Enable and trace every TNF probe; count them.  USDT probes of other
+ * objects (a sanitizer runtime pulls in libstdc++ and its three) are
+ * left alone: the counts printed are of this program's own probes.
+ */
 static tnfctl_errcode_t on(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
 {
-	tnfctl_errcode_t err = tnfctl_probe_enable(h, p, NULL);
+	tnfctl_probe_state_t st;
+	tnfctl_errcode_t err;
 
+	err = tnfctl_probe_state_get(h, p, &st);
+	if (err)
+		return err;
+	if (strstr(st.attr_string, ";keys usdt "))
+		return TNFCTL_ERR_NONE;
+	err = tnfctl_probe_enable(h, p, NULL);
 	(*(int *)cd)++;
 	return err ? err : tnfctl_probe_trace(h, p, NULL);
 }
