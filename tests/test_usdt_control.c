@@ -422,6 +422,61 @@ static void test_controller_killed(void **state)
 	prex_close_fds(x);
 }
 
+/*
+ * A controller forks while a USDT probe is enabled: its child (which does
+ * not exec) lets go of the uprobes at once, so the parent's disable brings
+ * the semaphore back to 0 while the child lives on (the child used to hold
+ * copies of the perf events, and with them the uprobes and the semaphore).
+ */
+static void test_controller_fork_lets_go(void **state)
+{
+	struct np_seen seen = {0};
+	char file[PATH_MAX], c;
+	tnfctl_handle_t *h;
+	struct tl_proc *p;
+	uintptr_t sema;
+	int go[2], ready[2], st;
+	unsigned v;
+	pid_t kid;
+
+	(void)state;
+	require_uprobes();
+	setenv("TMPDIR", tmpdir, 1);
+	p = tl_start_target(sdt_prog, 0);
+	sema = (uintptr_t)strtoull(strchr(p->line + 6, ' ') + 1, NULL, 16);
+	tl_assert_err(tnfctl_pid_open_flags(p->pid, TNFCTL_OPEN_NOPROBES, &h), TNFCTL_ERR_NONE);
+	tl_track_handle(h);
+	tl_assert_err(tnfctl_probe_apply(h, np_scan, &seen), TNFCTL_ERR_NONE);
+	assert_non_null(seen.tick);
+	tl_assert_err(tnfctl_probe_enable(h, seen.tick, NULL), TNFCTL_ERR_NONE);
+	assert_int_equal(read_sema(p->pid, sema), 1);
+	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	kid = fork();
+	assert_true(kid >= 0);
+	if (!kid) {
+		/* the fork handlers have run when fork returns here */
+		close(go[1]);
+		close(ready[0]);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(2);
+		_exit(read(go[0], &c, 1) == 0 ? 0 : 1); /* until the parent closes go[1] */
+	}
+	close(go[0]);
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	tl_assert_err(tnfctl_probe_disable(h, seen.tick, NULL), TNFCTL_ERR_NONE);
+	v = read_sema(p->pid, sema); /* the child still alive */
+	close(go[1]);
+	assert_int_equal(tl_waitpid_timeout(kid, &st, 0, tl.timeout_ms), kid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(v, 0);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+	snprintf(file, sizeof(file), "%s/trace-%d.usdt", tmpdir, p->pid);
+	unlink(file);
+}
+
 /* A TNF probe is a USDT probe too (<tnf/probe.h>): listed once, as a TNF probe. */
 static void test_tnf_probe_listed_once(void **state)
 {
@@ -543,14 +598,68 @@ static void test_prex_follow_fork_exec(void **state)
 	prex_close_fds(x);
 }
 
+/*
+ * prex -f on `tl_sdt_tree -T M`: a thread other than the main one execs.
+ * The kernel ends the old main thread and gives the exec'ing thread the
+ * process's pid; the new image's probe, enabled from prex's history, must
+ * record its TREE_M hits (its uprobes used to be opened for the old main
+ * thread's task, which the exec ends, and recorded nothing).
+ */
+static void test_prex_follow_thread_exec(void **state)
+{
+	static char out[16384], err[16384], dumped[1 << 17];
+	const char *opts[] = {"-f", "-o", NULL, NULL, "-T", NULL, NULL};
+	char trace[PATH_MAX], file[PATH_MAX], prog[PATH_MAX], m[16];
+	const char *l;
+	int parent, image;
+	struct prex *x;
+
+	(void)state;
+	require_uprobes();
+	tl_path_of(prog, "tests/helpers/tl_sdt_tree");
+	fresh_trace(trace, sizeof(trace), "usdt-thread-exec");
+	snprintf(m, sizeof(m), "%d", TREE_M);
+	opts[2] = trace;
+	opts[3] = prog;
+	opts[5] = m;
+	x = prex_spawn(opts, false, NULL, NULL);
+	writes(x->in_w, "enable name=hit\ncontinue\n");
+	close(x->in_w);
+	assert_int_equal(prex_wait(x), 0);
+	rd_rest(&x->out, out, sizeof(out));
+	rd_rest(&x->err, err, sizeof(err));
+	l = strstr(out, "tree parent ");
+	assert_non_null(l);
+	parent = atoi(l + 12);
+	l = strstr(out, "tree exec ");
+	assert_non_null(l);
+	image = atoi(l + 10);
+	assert_int_equal(image, parent);
+	snprintf(file, sizeof(file), "%s/trace-%d.usdt", tmpdir, parent);
+	if (dump(file, dumped, sizeof(dumped)))
+		fail_msg("no USDT file %s:\n%s", file, err);
+	unlink(file);
+	assert_int_equal(count_hits(dumped, parent, 1), 1);
+	assert_int_equal(count_hits(dumped, parent, 3), TREE_M);
+	assert_int_equal(count_lines_with(dumped, " hit ", "arg0: "), 1 + TREE_M);
+	prex_close_fds(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		TL_TEST(test_sdt_list_enable_trace), TL_TEST(test_sdt_attributes),
-		TL_TEST(test_python_gc_start),	     TL_TEST(test_controller_killed),
-		TL_TEST(test_tnf_probe_listed_once), TL_TEST(test_python_no_runtime_gc_start),
-		TL_TEST(test_api_noprobes_handle),   TL_TEST(test_prex_usdt_strings_imports),
-		TL_TEST(test_libstdcxx_throw),	     TL_TEST(test_prex_follow_fork_exec),
+		TL_TEST(test_sdt_list_enable_trace),
+		TL_TEST(test_sdt_attributes),
+		TL_TEST(test_python_gc_start),
+		TL_TEST(test_controller_killed),
+		TL_TEST(test_tnf_probe_listed_once),
+		TL_TEST(test_python_no_runtime_gc_start),
+		TL_TEST(test_api_noprobes_handle),
+		TL_TEST(test_prex_usdt_strings_imports),
+		TL_TEST(test_libstdcxx_throw),
+		TL_TEST(test_prex_follow_fork_exec),
+		TL_TEST(test_prex_follow_thread_exec),
+		TL_TEST(test_controller_fork_lets_go),
 		TL_FINAL_TEST,
 	};
 

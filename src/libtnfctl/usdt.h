@@ -42,8 +42,10 @@ struct tnf_usdt {
 	unsigned sites;
 	bool enabled, traced;
 	struct bpf_link *link; /* attached while enabled and traced */
-	uint32_t slot;	       /* its index in the session (0: none yet) */
-	struct kt_probe kp;    /* its TNF type, for the writer */
+	int *fds;	       /* its perf events and links (usdt_fds.c) */
+	unsigned nfds;
+	uint32_t slot;	    /* its index in the session (0: none yet) */
+	struct kt_probe kp; /* its TNF type, for the writer */
 };
 
 /* usdt.c: a new USDT probe of @h for @d in object @path; NULL on ENOMEM. */
@@ -70,5 +72,14 @@ void tnf_usdt_forget(struct tnf_usdt *u);
 void tnf_usdt_put(struct tnfctl_handle *h);
 /* The session's file, or NULL if none is open (for the man page's rule, tests). */
 const char *tnf_usdt_file(void);
+
+/* usdt_fds.c: the descriptors a forked controller's child lets go of. */
+void tnf_usdt_fds_lock(void);
+void tnf_usdt_fds_unlock(void);
+int tnf_usdt_fds_add(int fd);
+void tnf_usdt_fds_del(int fd);
+int tnf_usdt_fds_scan(unsigned char **set, size_t *nbits);
+void tnf_usdt_fds_set_cover(int fd);
+void tnf_usdt_fds_child(void);
 
 #endif

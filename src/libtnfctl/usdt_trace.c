@@ -45,9 +45,40 @@ struct us_session {
 	pid_t hold_pid; /* a target that exec'd: kept for its next image (tnf_usdt_put) */
 };
 
-/* Lock order: us_lock, then the session's lock. */
+/* Lock order: us_lock, then the session's lock; the fds lock is taken last. */
 static pthread_mutex_t us_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct us_session *us;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+/*
+ * A forked controller's child lets go of the session at once (its uprobes,
+ * programs and maps; see usdt_fds.c) rather than keep the parent's uprobes
+ * and semaphores raised until it exits.  The session stays the parent's:
+ * the child's handles fail (client.c) and their links' destroy closes
+ * only the child's covering copies.  Only the fds lock is taken at a
+ * fork: us_lock may be held across a call that forks (a follower).
+ */
+static void fork_prepare(void)
+{
+	tnf_usdt_fds_lock();
+}
+
+static void fork_parent(void)
+{
+	tnf_usdt_fds_unlock();
+}
+
+static void fork_child(void)
+{
+	tnf_usdt_fds_child();
+	us = NULL;
+	pthread_mutex_init(&us_lock, NULL);
+}
+
+static void fork_install(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
 
 static int on_record(void *ctx, void *data, size_t len)
 {
@@ -116,6 +147,28 @@ static void drain(struct us_session *s)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* The object's programs and maps, for a forked child to let go of; caller holds the fds lock. */
+static int session_fds(struct us_session *s, bool add)
+{
+	struct bpf_object *obj = s->skel->obj;
+	struct bpf_program *prog;
+	struct bpf_map *map;
+	int e = 0;
+
+	for (prog = bpf_object__next_program(obj, NULL); prog;
+	     prog = bpf_object__next_program(obj, prog))
+		if (add)
+			e |= tnf_usdt_fds_add(bpf_program__fd(prog));
+		else
+			tnf_usdt_fds_del(bpf_program__fd(prog));
+	for (map = bpf_object__next_map(obj, NULL); map; map = bpf_object__next_map(obj, map))
+		if (add)
+			e |= tnf_usdt_fds_add(bpf_map__fd(map));
+		else
+			tnf_usdt_fds_del(bpf_map__fd(map));
+	return e;
+}
+
 static void session_free(struct us_session *s)
 {
 	uint64_t one = 1;
@@ -128,7 +181,12 @@ static void session_free(struct us_session *s)
 	if (s->rb)
 		drain(s);
 	ring_buffer__free(s->rb);
+	tnf_usdt_fds_lock();
+	if (s->skel)
+		session_fds(s, false);
 	usdt_bpf__destroy(s->skel);
+	tnf_usdt_fds_set_cover(-1);
+	tnf_usdt_fds_unlock();
 	if (s->stop_fd >= 0)
 		close(s->stop_fd);
 	ktf_close();
@@ -186,11 +244,19 @@ static tnfctl_errcode_t session_new(struct tnfctl_handle *h, pid_t pid)
 		free(s);
 		return tnf_kernel_err(e);
 	}
-	s->skel = usdt_bpf__open_and_load();
-	e = s->skel ? 0 : -errno;
+	pthread_once(&fork_once, fork_install);
+	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	e = s->stop_fd < 0 ? -errno : 0;
+	tnf_usdt_fds_lock();
+	if (!e) {
+		tnf_usdt_fds_set_cover(s->stop_fd);
+		s->skel = usdt_bpf__open_and_load();
+		e = s->skel ? 0 : -errno;
+	}
+	if (!e && session_fds(s, true))
+		e = -ENOMEM;
+	tnf_usdt_fds_unlock();
 	if (!e && !(s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.us_rb), on_record, s, NULL)))
-		e = -errno;
-	if (!e && (s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
 		e = -errno;
 	if (!e)
 		e = -pthread_create(&s->thread, NULL, consumer, s);
@@ -228,6 +294,64 @@ static tnfctl_errcode_t add_slot(struct us_session *s, struct tnf_usdt *u)
 	return TNFCTL_ERR_NONE;
 }
 
+/* Caller holds the fds lock: @u's link gone, its descriptors no longer registered. */
+static void link_destroy(struct tnf_usdt *u)
+{
+	unsigned i;
+
+	for (i = 0; i < u->nfds; i++)
+		tnf_usdt_fds_del(u->fds[i]);
+	free(u->fds);
+	u->fds = NULL;
+	u->nfds = 0;
+	bpf_link__destroy(u->link);
+	u->link = NULL;
+}
+
+/* attach_usdt, and the perf events and links it opened registered in @u and usdt_fds.c. */
+static tnfctl_errcode_t attach_tracked(struct tnf_usdt *u, const struct bpf_usdt_opts *o)
+{
+	unsigned char *before = NULL, *after = NULL;
+	size_t nb = 0, na = 0, fd;
+	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
+	int e;
+
+	tnf_usdt_fds_lock();
+	if (tnf_usdt_fds_scan(&before, &nb)) {
+		tnf_usdt_fds_unlock();
+		return TNFCTL_ERR_ALLOCFAIL;
+	}
+	u->link = bpf_program__attach_usdt(us->skel->progs.usdt_hit, u->pid, u->path, u->provider,
+					   u->name, o);
+	e = errno;
+	if (!u->link)
+		err = tnf_kernel_err(e ? e : EINVAL);
+	else if (tnf_usdt_fds_scan(&after, &na))
+		err = TNFCTL_ERR_ALLOCFAIL;
+	for (fd = 0; !err && fd < na; fd++) {
+		int *v;
+
+		if (!(after[fd / 8] & (1u << (fd % 8))) ||
+		    (fd < nb && (before[fd / 8] & (1u << (fd % 8)))))
+			continue;
+		v = realloc(u->fds, (u->nfds + 1) * sizeof(*v));
+		if (!v || tnf_usdt_fds_add((int)fd)) {
+			if (v)
+				u->fds = v;
+			err = TNFCTL_ERR_ALLOCFAIL;
+			break;
+		}
+		u->fds = v;
+		u->fds[u->nfds++] = (int)fd;
+	}
+	if (err && u->link)
+		link_destroy(u);
+	tnf_usdt_fds_unlock();
+	free(before);
+	free(after);
+	return err;
+}
+
 tnfctl_errcode_t tnf_usdt_attach(struct tnfctl_handle *h, struct tnf_usdt *u)
 {
 	LIBBPF_OPTS(bpf_usdt_opts, o);
@@ -240,10 +364,7 @@ tnfctl_errcode_t tnf_usdt_attach(struct tnfctl_handle *h, struct tnf_usdt *u)
 		err = add_slot(us, u);
 	if (!err) {
 		o.usdt_cookie = US_COOKIE((uint64_t)u->slot, u->strmask);
-		u->link = bpf_program__attach_usdt(us->skel->progs.usdt_hit, u->pid, u->path,
-						   u->provider, u->name, &o);
-		if (!u->link)
-			err = tnf_kernel_err(errno ? errno : EINVAL);
+		err = attach_tracked(u, &o);
 	}
 	if (!err)
 		h->pr.usdt_used = true;
@@ -256,8 +377,9 @@ void tnf_usdt_detach(struct tnf_usdt *u)
 {
 	if (!u->link)
 		return;
-	bpf_link__destroy(u->link);
-	u->link = NULL;
+	tnf_usdt_fds_lock();
+	link_destroy(u);
+	tnf_usdt_fds_unlock();
 	pthread_mutex_lock(&us_lock);
 	if (us)
 		drain(us);

@@ -7,8 +7,12 @@
  * times.  Each hit only while the probe's semaphore is raised, as programs
  * with semaphores do.  Prints "tree parent PID", "tree child PID" and
  * "tree exec PID" on stdout (before the hits of that process).
+ * `tl_sdt_tree -T M` fires hit(1, 0) once, then a second thread execs
+ * `tl_sdt_tree -x M` (the kernel makes that thread the leader, under the
+ * process's pid) while the main thread waits.
  */
 #define _SDT_HAS_SEMAPHORES 1
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +31,15 @@ static void fire(long who, int n)
 			DTRACE_PROBE2(tl_sdt_tree, hit, who, i);
 }
 
+static void *exec_thread(void *arg)
+{
+	execl("/proc/self/exe", "tl_sdt_tree", "-x", (const char *)arg, (char *)NULL);
+	_exit(127);
+}
+
 int main(int argc, char **argv)
 {
+	pthread_t t;
 	int status;
 	pid_t c;
 
@@ -37,6 +48,14 @@ int main(int argc, char **argv)
 		printf("tree exec %d\n", (int)getpid());
 		fire(3, atoi(argv[2]));
 		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "-T")) {
+		printf("tree parent %d\n", (int)getpid());
+		fire(1, 1);
+		if (pthread_create(&t, NULL, exec_thread, argv[2]))
+			return 1;
+		pthread_join(t, NULL); /* the exec ends this thread */
+		return 127;
 	}
 	if (argc != 3)
 		return 2;
