@@ -318,6 +318,40 @@ static void test_api_noprobes_handle(void **state)
 	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: 2 arg1: 6"), 1);
 }
 
+/* TNFCTL_USDT_FILE names the controller's USDT file (prex -o sets it for -f). */
+static void test_usdt_file_env(void **state)
+{
+	static char dumped[65536];
+	struct np_seen seen = {0};
+	char file[PATH_MAX], dflt[PATH_MAX];
+	tnfctl_handle_t *h;
+	tnfctl_event_t evt;
+	struct tl_proc *p;
+
+	(void)state;
+	require_uprobes();
+	setenv("TMPDIR", tmpdir, 1);
+	snprintf(file, sizeof(file), "%s/named.usdt", tmpdir);
+	setenv("TNFCTL_USDT_FILE", file, 1);
+	p = tl_start_target(sdt_prog, 0);
+	tl_assert_err(tnfctl_pid_open_flags(p->pid, TNFCTL_OPEN_NOPROBES, &h), TNFCTL_ERR_NONE);
+	tl_track_handle(h);
+	tl_assert_err(tnfctl_probe_apply(h, np_scan, &seen), TNFCTL_ERR_NONE);
+	assert_non_null(seen.tick);
+	tl_assert_err(tnfctl_probe_enable(h, seen.tick, NULL), TNFCTL_ERR_NONE);
+	unsetenv("TNFCTL_USDT_FILE"); /* read when the session starts, at the first enable */
+	tl_send(p, "fire 2");
+	tl_send(p, "exit");
+	tl_assert_err(tnfctl_continue(h, &evt, NULL), TNFCTL_ERR_NONE);
+	assert_int_equal(evt, TNFCTL_EVENT_EXIT);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+	snprintf(dflt, sizeof(dflt), "%s/trace-%d.usdt", tmpdir, p->pid);
+	assert_int_equal(access(dflt, F_OK), -1);
+	assert_int_equal(dump(file, dumped, sizeof(dumped)), 0);
+	unlink(file);
+	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: "), 2);
+}
+
 /*
  * prex's `usdt strings`: python3.11's import__find__load__start(char
  * *module) with arg0 read as a string, one record per module a fresh
@@ -553,7 +587,7 @@ static void test_prex_follow_fork_exec(void **state)
 {
 	static char out[16384], err[16384], dumped[1 << 17];
 	const char *opts[] = {"-f", "-o", NULL, NULL, NULL, NULL, NULL};
-	char trace[PATH_MAX], file[PATH_MAX], prog[PATH_MAX], k[16], m[16];
+	char trace[PATH_MAX], file[PATH_MAX + 8], prog[PATH_MAX], k[16], m[16];
 	const char *l;
 	int parent, child, image;
 	struct prex *x;
@@ -585,8 +619,8 @@ static void test_prex_follow_fork_exec(void **state)
 	image = atoi(l + 10);
 	assert_int_equal(image, parent);
 	assert_true(child > 0 && child != parent);
-	/* no TNF probe was selected: no trace file, the controller's own .usdt */
-	snprintf(file, sizeof(file), "%s/trace-%d.usdt", tmpdir, parent);
+	/* -o names the .usdt file too, though no TNF probe made a trace file */
+	snprintf(file, sizeof(file), "%s.usdt", trace);
 	if (dump(file, dumped, sizeof(dumped)))
 		fail_msg("no USDT file %s:\n%s", file, err);
 	unlink(file);
@@ -609,7 +643,7 @@ static void test_prex_follow_thread_exec(void **state)
 {
 	static char out[16384], err[16384], dumped[1 << 17];
 	const char *opts[] = {"-f", "-o", NULL, NULL, "-T", NULL, NULL};
-	char trace[PATH_MAX], file[PATH_MAX], prog[PATH_MAX], m[16];
+	char trace[PATH_MAX], file[PATH_MAX + 8], prog[PATH_MAX], m[16];
 	const char *l;
 	int parent, image;
 	struct prex *x;
@@ -635,7 +669,7 @@ static void test_prex_follow_thread_exec(void **state)
 	assert_non_null(l);
 	image = atoi(l + 10);
 	assert_int_equal(image, parent);
-	snprintf(file, sizeof(file), "%s/trace-%d.usdt", tmpdir, parent);
+	snprintf(file, sizeof(file), "%s.usdt", trace);
 	if (dump(file, dumped, sizeof(dumped)))
 		fail_msg("no USDT file %s:\n%s", file, err);
 	unlink(file);
@@ -648,19 +682,13 @@ static void test_prex_follow_thread_exec(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		TL_TEST(test_sdt_list_enable_trace),
-		TL_TEST(test_sdt_attributes),
-		TL_TEST(test_python_gc_start),
-		TL_TEST(test_controller_killed),
-		TL_TEST(test_tnf_probe_listed_once),
-		TL_TEST(test_python_no_runtime_gc_start),
-		TL_TEST(test_api_noprobes_handle),
-		TL_TEST(test_prex_usdt_strings_imports),
-		TL_TEST(test_libstdcxx_throw),
-		TL_TEST(test_prex_follow_fork_exec),
-		TL_TEST(test_prex_follow_thread_exec),
-		TL_TEST(test_controller_fork_lets_go),
-		TL_FINAL_TEST,
+		TL_TEST(test_sdt_list_enable_trace),   TL_TEST(test_sdt_attributes),
+		TL_TEST(test_python_gc_start),	       TL_TEST(test_controller_killed),
+		TL_TEST(test_tnf_probe_listed_once),   TL_TEST(test_python_no_runtime_gc_start),
+		TL_TEST(test_api_noprobes_handle),     TL_TEST(test_prex_usdt_strings_imports),
+		TL_TEST(test_libstdcxx_throw),	       TL_TEST(test_prex_follow_fork_exec),
+		TL_TEST(test_prex_follow_thread_exec), TL_TEST(test_controller_fork_lets_go),
+		TL_TEST(test_usdt_file_env),	       TL_FINAL_TEST,
 	};
 
 	return tl_run(tests);

@@ -621,7 +621,10 @@ tnfctl_errcode_t tnfctl_probe_apply_ids(tnfctl_handle_t *hndl, ulong_t probe_cou
  *         obj_name its object, func_names and func_addrs NULL.  The
  *         strings are TNFCTL_USDT_STRINGS' as it is at this call (or at
  *         its last enable/trace while attached): a controller may
- *         setenv() it between calls (prex's `usdt strings`).
+ *         setenv() it between calls (prex's `usdt strings`).  The hits
+ *         go to "<trace file>.usdt" ($TMPDIR/trace-<pid>.usdt without
+ *         one), or to $TNFCTL_USDT_FILE when set as the file is made (the
+ *         first USDT probe enabled and traced).
  * Errors: INVALIDPROBE (its object was dlclosed; a kernel probe whose
  * tracepoint format could not be read), BADARG (NULL, or a probe of
  * another handle), NOPROCESS, ALLOCFAIL, INTERNAL.

@@ -196,18 +196,22 @@ static void session_free(struct us_session *s)
 	free(s);
 }
 
-/* "<the target's trace file>.usdt", else $TMPDIR/trace-<pid>.usdt. */
+/* $TNFCTL_USDT_FILE, else "<the target's trace file>.usdt", else $TMPDIR/trace-<pid>.usdt. */
 static tnfctl_errcode_t file_name(struct tnfctl_handle *h, pid_t pid, char *path, size_t len)
 {
 	const char *tf = h->attrs.trace_file_name ? h->attrs.trace_file_name : h->pr.buf_name;
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = getenv("TMPDIR"), *env = getenv("TNFCTL_USDT_FILE");
 	char name[PATH_MAX];
 	int n;
 
 	if (!tmp || !*tmp)
 		tmp = "/tmp";
-	n = tf ? snprintf(name, sizeof(name), "%s.usdt", tf)
-	       : snprintf(name, sizeof(name), "%s/trace-%d.usdt", tmp, (int)pid);
+	if (env && *env)
+		n = snprintf(name, sizeof(name), "%s", env);
+	else if (tf)
+		n = snprintf(name, sizeof(name), "%s.usdt", tf);
+	else
+		n = snprintf(name, sizeof(name), "%s/trace-%d.usdt", tmp, (int)pid);
 	if (n >= (int)sizeof(name))
 		return TNFCTL_ERR_BADARG;
 	return tnf_abs_path(name, path, len);

@@ -337,6 +337,26 @@ static tnfctl_errcode_t set_tracefile(tnfctl_handle_t *h, pid_t pid)
 	return TNFCTL_ERR_NONE;
 }
 
+/*
+ * Every USDT record of the session goes into one file named after the
+ * trace file (with -f, the root's), unless the user named one.  Set once
+ * the target runs its own environment: it does not inherit this.
+ */
+static void set_usdt_file(void)
+{
+	char f[PATH_MAX + 8];
+
+	if (getenv("TNFCTL_USDT_FILE"))
+		return;
+	if (g_tracefile[0])
+		snprintf(f, sizeof(f), "%s.usdt", g_tracefile);
+	else if (g_opt.outname)
+		snprintf(f, sizeof(f), "%s.usdt", g_opt.outname);
+	else
+		return; /* libtnfctl's $TMPDIR/trace-<pid>.usdt */
+	setenv("TNFCTL_USDT_FILE", f, 1);
+}
+
 static void print_stopped(pid_t root)
 {
 	int n = targets_count();
@@ -403,6 +423,7 @@ int main(int argc, char **argv)
 		tnfctl_close(h, TNFCTL_TARG_DEFAULT);
 		return 1;
 	}
+	set_usdt_file();
 
 	fcn_define("debug", "tnf_probe_debug");
 	all = exprlist_new();
