@@ -511,6 +511,55 @@ static void test_controller_fork_lets_go(void **state)
 	unlink(file);
 }
 
+/*
+ * prex names a USDT probe that cannot be enabled, and the file it could
+ * not make; libbpf's own lines stay out of prex's output (TNFCTL_DEBUG
+ * unset).  Each in a session of its own: the .usdt file cannot be made,
+ * then the target was killed while stopped.
+ */
+static void test_prex_usdt_errors_named(void **state)
+{
+	static char err[16384];
+	char file[PATH_MAX], want[PATH_MAX + 128];
+	struct tl_proc *p;
+	struct prex *x;
+	uintptr_t sema;
+
+	(void)state;
+	require_uprobes();
+	unsetenv("TNFCTL_DEBUG");
+	snprintf(file, sizeof(file), "%s/no-such-dir/x.usdt", tmpdir);
+	setenv("TNFCTL_USDT_FILE", file, 1);
+	x = attach_sdt(&p, &sema);
+	unsetenv("TNFCTL_USDT_FILE");
+	writes(x->in_w, "enable name=tick\nquit\n");
+	close(x->in_w);
+	prex_wait(x);
+	rd_rest(&x->err, err, sizeof(err));
+	snprintf(want, sizeof(want), "USDT probe tl_sdt:tick: file not found (its records file %s)",
+		 file);
+	if (!strstr(err, want))
+		fail_msg("no \"%s\" in:\n%s", want, err);
+	assert_null(strstr(err, "libbpf"));
+	assert_int_equal(read_sema(p->pid, sema), 0);
+	prex_close_fds(x);
+
+	x = attach_sdt(&p, &sema);
+	writes(x->in_w, "list name probes name=tick\n");
+	rd_until(&x->out, "name=tick"); /* attached: the target is stopped */
+	assert_int_equal(tl_pidfd_kill(p->pidfd, SIGKILL), 0);
+	assert_int_equal(tl_pidfd_wait(p->pidfd, tl.timeout_ms), 0); /* a zombie */
+	writes(x->in_w, "enable name=tick\nquit\n");
+	close(x->in_w);
+	prex_wait(x);
+	rd_rest(&x->err, err, sizeof(err));
+	if (!strstr(err, "USDT probe tl_sdt:tick: no such target process"))
+		fail_msg("no USDT probe line in:\n%s", err);
+	assert_null(strstr(err, "libbpf"));
+	assert_null(strstr(err, "internal error"));
+	prex_close_fds(x);
+}
+
 /* A TNF probe is a USDT probe too (<tnf/probe.h>): listed once, as a TNF probe. */
 static void test_tnf_probe_listed_once(void **state)
 {
@@ -682,13 +731,21 @@ static void test_prex_follow_thread_exec(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		TL_TEST(test_sdt_list_enable_trace),   TL_TEST(test_sdt_attributes),
-		TL_TEST(test_python_gc_start),	       TL_TEST(test_controller_killed),
-		TL_TEST(test_tnf_probe_listed_once),   TL_TEST(test_python_no_runtime_gc_start),
-		TL_TEST(test_api_noprobes_handle),     TL_TEST(test_prex_usdt_strings_imports),
-		TL_TEST(test_libstdcxx_throw),	       TL_TEST(test_prex_follow_fork_exec),
-		TL_TEST(test_prex_follow_thread_exec), TL_TEST(test_controller_fork_lets_go),
-		TL_TEST(test_usdt_file_env),	       TL_FINAL_TEST,
+		TL_TEST(test_sdt_list_enable_trace),
+		TL_TEST(test_sdt_attributes),
+		TL_TEST(test_python_gc_start),
+		TL_TEST(test_controller_killed),
+		TL_TEST(test_tnf_probe_listed_once),
+		TL_TEST(test_python_no_runtime_gc_start),
+		TL_TEST(test_api_noprobes_handle),
+		TL_TEST(test_prex_usdt_strings_imports),
+		TL_TEST(test_libstdcxx_throw),
+		TL_TEST(test_prex_follow_fork_exec),
+		TL_TEST(test_prex_follow_thread_exec),
+		TL_TEST(test_controller_fork_lets_go),
+		TL_TEST(test_usdt_file_env),
+		TL_TEST(test_prex_usdt_errors_named),
+		TL_FINAL_TEST,
 	};
 
 	return tl_run(tests);

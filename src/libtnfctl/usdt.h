@@ -73,6 +73,9 @@ void tnf_usdt_put(struct tnfctl_handle *h);
 /* The session's file, or NULL if none is open (for the man page's rule, tests). */
 const char *tnf_usdt_file(void);
 
+/* libbpf_log.c: libbpf's messages dropped on this thread while on (nests). */
+void tnf_libbpf_quiet(bool on);
+
 /* usdt_fds.c: the descriptors a forked controller's child lets go of. */
 void tnf_usdt_fds_lock(void);
 void tnf_usdt_fds_unlock(void);

@@ -325,10 +325,14 @@ static tnfctl_errcode_t attach_tracked(struct tnf_usdt *u, const struct bpf_usdt
 		tnf_usdt_fds_unlock();
 		return TNFCTL_ERR_ALLOCFAIL;
 	}
+	tnf_libbpf_quiet(true); /* a failure is the error code's to say */
 	u->link = bpf_program__attach_usdt(us->skel->progs.usdt_hit, u->pid, u->path, u->provider,
 					   u->name, o);
 	e = errno;
-	if (!u->link)
+	tnf_libbpf_quiet(false);
+	if (!u->link && (e == ESRCH || (kill(u->pid, 0) && errno == ESRCH)))
+		err = TNFCTL_ERR_NOPROCESS; /* the target died while stopped */
+	else if (!u->link)
 		err = tnf_kernel_err(e ? e : EINVAL);
 	else if (tnf_usdt_fds_scan(&after, &na))
 		err = TNFCTL_ERR_ALLOCFAIL;

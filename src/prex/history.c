@@ -69,6 +69,27 @@ void history_list(void)
 	}
 }
 
+/*
+ * A USDT probe's failure, named: the generic line that follows does not
+ * say which probe, nor which file could not be made.
+ */
+static void usdt_error(const char *attrs, tnfctl_errcode_t err)
+{
+	const char *n = strstr(attrs, ";name "), *pv = strstr(attrs, ";provider ");
+	const char *file = getenv("TNFCTL_USDT_FILE");
+
+	if (!strstr(attrs, ";keys usdt ") || !n || !pv)
+		return;
+	n += 6;
+	pv += 10;
+	if (file && (err == TNFCTL_ERR_FILENOTFOUND || err == TNFCTL_ERR_ACCES))
+		prex_msg("USDT probe %.*s:%.*s: %s (its records file %s)", (int)strcspn(pv, ";"),
+			 pv, (int)strcspn(n, ";"), n, tnfctl_strerror(err), file);
+	else
+		prex_msg("USDT probe %.*s:%.*s: %s", (int)strcspn(pv, ";"), pv,
+			 (int)strcspn(n, ";"), n, tnfctl_strerror(err));
+}
+
 tnfctl_errcode_t cmd_apply_probe(tnfctl_handle_t *h, tnfctl_probe_t *p, enum cmd_kind kind,
 				 const char *fcn, const struct exprlist *l)
 {
@@ -98,6 +119,8 @@ tnfctl_errcode_t cmd_apply_probe(tnfctl_handle_t *h, tnfctl_probe_t *p, enum cmd
 			err = entry ? tnfctl_probe_connect(h, p, NULL, entry) : TNFCTL_ERR_BADARG;
 			break;
 		}
+		if (err)
+			usdt_error(attrs, err);
 	}
 	free(attrs);
 	return err;
