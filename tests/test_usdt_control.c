@@ -9,6 +9,9 @@
  * (tl_sdt_tree) records the hits of a forked child and an exec'd image.
  */
 #include <glob.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <bpf/libbpf.h>
 #include "testlib.h"
 #include "probelib.h"
 #include "prexlib.h"
@@ -316,6 +319,142 @@ static void test_api_noprobes_handle(void **state)
 	unlink(file);
 	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: "), 3);
 	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: 2 arg1: 6"), 1);
+}
+
+/*
+ * In a controller's forked child, which has its own target B: USDT
+ * control of B works (the child's session is its own), the inherited
+ * handle on the parent's target A fails and its close does not end or
+ * disturb the child's session (it used to clear the child's slot, and
+ * B's hits were not recorded), and the parent's semaphore on A is kept.
+ */
+static void test_fork_child_own_session(void **state)
+{
+	static char dumped[65536];
+	struct np_seen sa = {0};
+	char file[PATH_MAX];
+	struct tl_proc *a, *b;
+	tnfctl_handle_t *ha;
+	uintptr_t sema_a;
+	int st;
+	pid_t kid;
+
+	(void)state;
+	require_uprobes();
+	setenv("TMPDIR", tmpdir, 1);
+	a = tl_start_target(sdt_prog, 0);
+	sema_a = (uintptr_t)strtoull(strchr(a->line + 6, ' ') + 1, NULL, 16);
+	b = tl_start_target(sdt_prog, 0);
+	tl_assert_err(tnfctl_pid_open_flags(a->pid, TNFCTL_OPEN_NOPROBES, &ha), TNFCTL_ERR_NONE);
+	tl_track_handle(ha);
+	tl_assert_err(tnfctl_probe_apply(ha, np_scan, &sa), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_probe_enable(ha, sa.tick, NULL), TNFCTL_ERR_NONE);
+	kid = fork();
+	assert_true(kid >= 0);
+	if (!kid) {
+		struct np_seen sb = {0};
+		tnfctl_handle_t *hb;
+		tnfctl_event_t evt;
+		const char *l;
+
+		if (tnfctl_pid_open_flags(b->pid, TNFCTL_OPEN_NOPROBES, &hb) ||
+		    tnfctl_probe_apply(hb, np_scan, &sb) || !sb.tick ||
+		    tnfctl_probe_enable(hb, sb.tick, NULL))
+			_exit(2);
+		if (tnfctl_probe_disable(ha, sa.tick, NULL) != TNFCTL_ERR_INTERNAL)
+			_exit(3); /* the parent's */
+		tnfctl_close(ha, TNFCTL_TARG_DEFAULT);
+		tl_send(b, "fire 3");
+		tl_send(b, "exit");
+		if (tnfctl_continue(hb, &evt, NULL) || evt != TNFCTL_EVENT_EXIT)
+			_exit(4);
+		l = tl_read_line(b, tl.timeout_ms);
+		if (!l || strcmp(l, "fired 3 sema 1"))
+			_exit(5);
+		_exit(tnfctl_close(hb, TNFCTL_TARG_DEFAULT) ? 6 : 0);
+	}
+	assert_int_equal(tl_waitpid_timeout(kid, &st, 0, tl.timeout_ms), kid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(read_sema(a->pid, sema_a), 1); /* the parent's, untouched */
+	snprintf(file, sizeof(file), "%s/trace-%d.usdt", tmpdir, b->pid);
+	assert_int_equal(dump(file, dumped, sizeof(dumped)), 0);
+	unlink(file);
+	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: "), 3);
+	tl_assert_err(tnfctl_probe_disable(ha, sa.tick, NULL), TNFCTL_ERR_NONE);
+	assert_int_equal(read_sema(a->pid, sema_a), 0);
+	tl_close(ha, TNFCTL_TARG_DEFAULT);
+	snprintf(file, sizeof(file), "%s/trace-%d.usdt", tmpdir, a->pid);
+	unlink(file);
+}
+
+static int foreign_fd = -1;
+
+/* libbpf's messages during the attach: a thread of the caller opens a perf event then. */
+static int open_foreign(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	struct perf_event_attr pa = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(pa),
+		.config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1,
+	};
+
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	if (foreign_fd < 0)
+		foreign_fd =
+			(int)syscall(SYS_perf_event_open, &pa, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	return 0;
+}
+
+/*
+ * A perf event the caller opens while a USDT probe is attached, then
+ * closes, is not taken for the probe's: a forked child keeps the file
+ * that later has its number (the child's handler made it an eventfd when
+ * the attach's new descriptors were all taken as the probe's).
+ */
+static void test_fork_child_keeps_callers_fds(void **state)
+{
+	struct np_seen seen = {0};
+	libbpf_print_fn_t prev;
+	tnfctl_handle_t *h;
+	struct tl_proc *p;
+	struct stat sb;
+	int fd, st;
+	pid_t kid;
+
+	(void)state;
+	require_uprobes();
+	setenv("TMPDIR", tmpdir, 1);
+	p = tl_start_target(sdt_prog, 0);
+	tl_assert_err(tnfctl_pid_open_flags(p->pid, TNFCTL_OPEN_NOPROBES, &h), TNFCTL_ERR_NONE);
+	tl_track_handle(h);
+	tl_assert_err(tnfctl_probe_apply(h, np_scan, &seen), TNFCTL_ERR_NONE);
+	/* the session's object loaded first: the perf event is opened by the attach */
+	tl_assert_err(tnfctl_probe_enable(h, seen.tick, NULL), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_probe_disable(h, seen.tick, NULL), TNFCTL_ERR_NONE);
+	foreign_fd = -1;
+	prev = libbpf_set_print(open_foreign);
+	setenv("TNFCTL_DEBUG", "1", 1); /* libbpf's messages reach open_foreign */
+	tl_assert_err(tnfctl_probe_enable(h, seen.tick, NULL), TNFCTL_ERR_NONE);
+	unsetenv("TNFCTL_DEBUG");
+	libbpf_set_print(prev);
+	assert_true(foreign_fd >= 0); /* opened during the attach */
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(dup3(fd, foreign_fd, O_CLOEXEC), foreign_fd); /* a plain file now */
+	close(fd);
+	kid = fork();
+	assert_true(kid >= 0);
+	if (!kid)
+		_exit(!fstat(foreign_fd, &sb) && S_ISREG(sb.st_mode) ? 0 : 1);
+	assert_int_equal(tl_waitpid_timeout(kid, &st, 0, tl.timeout_ms), kid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	close(foreign_fd);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
 }
 
 /* TNFCTL_USDT_FILE names the controller's USDT file (prex -o sets it for -f). */
@@ -744,6 +883,8 @@ int main(void)
 		TL_TEST(test_prex_follow_thread_exec),
 		TL_TEST(test_controller_fork_lets_go),
 		TL_TEST(test_usdt_file_env),
+		TL_TEST(test_fork_child_own_session),
+		TL_TEST(test_fork_child_keeps_callers_fds),
 		TL_TEST(test_prex_usdt_errors_named),
 		TL_FINAL_TEST,
 	};

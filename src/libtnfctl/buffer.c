@@ -133,9 +133,12 @@ int tnf_create_file(const char *path, uint64_t size, uid_t owner, tnfctl_errcode
 }
 
 /*
- * As tnf_create_file(), but under a temporary name in @path's directory;
- * tnf_tmpfile_commit() renames it over @path.  Until then a file already
- * at @path is left as it is, so a failed allocation does not lose it.
+ * As tnf_create_file(), but with no name (O_TMPFILE) or, where the
+ * filesystem has no O_TMPFILE, under a temporary name in @path's
+ * directory; tnf_tmpfile_commit() gives it @path.  Until then a file
+ * already at @path is left as it is, so a failed allocation does not lose
+ * it, and a controller killed meanwhile leaves no file behind (an
+ * unnamed one).
  */
 int tnf_create_tmpfile(const char *path, uint64_t size, uid_t owner, struct tnf_tmpfile *t,
 		       tnfctl_errcode_t *err)
@@ -147,6 +150,7 @@ int tnf_create_tmpfile(const char *path, uint64_t size, uid_t owner, struct tnf_
 	int fd = -1, i;
 
 	t->dirfd = -1;
+	t->fd = -1;
 	t->name[0] = '\0';
 	/* tnf_abs_path() made it absolute */
 	if (!slash || !slash[1] || (size_t)(slash - path) >= sizeof(dir)) {
@@ -168,6 +172,17 @@ int tnf_create_tmpfile(const char *path, uint64_t size, uid_t owner, struct tnf_
 	if (!fstatat(t->dirfd, t->base, &st, AT_SYMLINK_NOFOLLOW) && !replaceable(&st)) {
 		*err = TNFCTL_ERR_ACCES;
 		goto fail;
+	}
+	fd = openat(t->dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		if (fill_file(fd, size, owner, err) ||
+		    ((t->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0 &&
+		     (*err = tnf_map_errno(errno)))) {
+			close(fd);
+			tnf_tmpfile_discard(t);
+			return -1;
+		}
+		return fd;
 	}
 	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
 		r = (unsigned int)getpid() * 2654435761u;
@@ -197,10 +212,56 @@ fail:
 	return -1;
 }
 
-/* Renames the file over its path; on failure it is removed. */
+/*
+ * The O_TMPFILE file @t->fd linked at @name in its directory (by its
+ * /proc/self/fd name: AT_EMPTY_PATH would need CAP_DAC_READ_SEARCH).
+ */
+static int link_tmpfile(struct tnf_tmpfile *t, const char *name)
+{
+	char proc[32];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", t->fd);
+	return linkat(AT_FDCWD, proc, t->dirfd, name, AT_SYMLINK_FOLLOW);
+}
+
+/*
+ * An O_TMPFILE file: linked at its path when nothing is there, else at a
+ * temporary name then renamed over it (the name lives only that long).
+ */
+static tnfctl_errcode_t commit_unnamed(struct tnf_tmpfile *t)
+{
+	unsigned int r;
+	int i, e = EEXIST;
+
+	if (!link_tmpfile(t, t->base))
+		return TNFCTL_ERR_NONE;
+	if (errno != EEXIST)
+		return tnf_map_errno(errno);
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = (unsigned int)getpid() * 2654435761u;
+	for (i = 0; i < 100 && e == EEXIST; i++) {
+		snprintf(t->name, sizeof(t->name), ".tnf-tmp-%08x", r + i * 40503u);
+		e = link_tmpfile(t, t->name) ? errno : 0;
+	}
+	if (e) {
+		t->name[0] = '\0';
+		return e == EEXIST ? TNFCTL_ERR_ACCES : tnf_map_errno(e);
+	}
+	return TNFCTL_ERR_NONE; /* renamed by the caller */
+}
+
+/* Gives the file its path (renamed over what is there); on failure it is removed. */
 tnfctl_errcode_t tnf_tmpfile_commit(struct tnf_tmpfile *t)
 {
 	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
+
+	if (t->fd >= 0) {
+		err = commit_unnamed(t);
+		if (err || !t->name[0]) {
+			tnf_tmpfile_discard(t);
+			return err;
+		}
+	}
 
 	if (renameat(t->dirfd, t->name, t->dirfd, t->base)) {
 		err = tnf_map_errno(errno);
@@ -215,12 +276,16 @@ tnfctl_errcode_t tnf_tmpfile_commit(struct tnf_tmpfile *t)
 /* Removes the temporary file, if any. */
 void tnf_tmpfile_discard(struct tnf_tmpfile *t)
 {
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
 	if (t->dirfd < 0)
 		return;
 	if (t->name[0])
 		unlinkat(t->dirfd, t->name, 0);
 	close(t->dirfd);
 	t->dirfd = -1;
+	t->fd = -1;
 	t->name[0] = '\0';
 }
 

@@ -497,6 +497,11 @@ static bool agent_dead(const struct tnf_agent *a)
 	return a->dead || a->fork_gen != fork_gen;
 }
 
+bool tnf_client_inherited(struct tnfctl_handle *h)
+{
+	return h->agent && h->agent->fork_gen != fork_gen;
+}
+
 int tnf_client_engine_pidfd(struct tnfctl_handle *h)
 {
 	return h->agent ? h->agent->engine_pidfd : -1;

@@ -38,7 +38,7 @@ struct tnfctl_probe_handle {
 	bool valid;
 	bool new_probe;
 	unsigned long id;
-	uintptr_t addr; /* the control block in the target (0: a USDT probe) */
+	uintptr_t addr;	       /* the control block in the target (0: a USDT probe) */
 	struct tnf_usdt *usdt; /* a USDT probe (usdt.h), NULL for a TNF probe */
 	char *attrs;
 	void *client_data;
@@ -151,6 +151,8 @@ tnfctl_errcode_t tnf_client_wait(struct tnfctl_handle *h, struct tnf_rep *rep);
 tnfctl_errcode_t tnf_client_wait_fd(struct tnfctl_handle *h, struct tnf_rep *rep, int *fd);
 /* A pidfd of the engine serving @h (readable once it has died), or -1; owned by the client. */
 int tnf_client_engine_pidfd(struct tnfctl_handle *h);
+/* @h came to this process through a fork: its connection is the parent's. */
+bool tnf_client_inherited(struct tnfctl_handle *h);
 /* Interrupted by the caller's signals (tnfctl_continue); every signal blocked on entry. */
 tnfctl_errcode_t tnf_client_wait_intr(struct tnfctl_handle *h, const sigset_t *callers,
 				      uint32_t child_hid, struct tnf_rep *rep);
@@ -206,6 +208,7 @@ int tnf_create_file(const char *path, uint64_t size, uid_t owner, tnfctl_errcode
 /* A trace file under a temporary name beside its path, renamed into place on success. */
 struct tnf_tmpfile {
 	int dirfd;	  /* the path's directory */
+	int fd;		  /* an O_TMPFILE file, given its name at commit; else -1 */
 	const char *base; /* the path's last component (in the caller's path) */
 	char name[32];	  /* the temporary name, "" once renamed or removed */
 };

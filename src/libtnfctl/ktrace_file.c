@@ -55,7 +55,9 @@ int ktf_open(int fd, uint64_t size)
 
 	if (size < TNF_TRACE_FILE_MIN || size > TNF_FILE_MAX)
 		return -EINVAL;
-	if (tnf_buf.base) /* a kernel buffer or the USDT file (usdt_trace.c) has the writer */
+	if (tnf_buf.base && tnf_pid != getpid())
+		ktf_forget(); /* a forked child's copy of its parent's: never written here */
+	if (tnf_buf.base)     /* a kernel buffer or the USDT file (usdt_trace.c) has the writer */
 		return -EBUSY;
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)

@@ -190,6 +190,10 @@ tnfctl_errcode_t tnf_usdt_set(struct tnfctl_handle *h, struct tnfctl_probe_handl
 	bool *field = what == TNF_KP_ENABLE ? &u->enabled : &u->traced, old = *field;
 	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
 
+	/* a forked child's copy: the uprobes and the session are the parent's */
+	if (tnf_client_inherited(h))
+		return TNFCTL_ERR_INTERNAL;
+
 	if (tnf_usdt_refresh(p))
 		return TNFCTL_ERR_ALLOCFAIL;
 	*field = on;

@@ -45,6 +45,7 @@ struct tnf_usdt {
 	int *fds;	       /* its perf events and links (usdt_fds.c) */
 	unsigned nfds;
 	uint32_t slot;	    /* its index in the session (0: none yet) */
+	uint64_t gen;	    /* that session's (a forked child's copy is not its own) */
 	struct kt_probe kp; /* its TNF type, for the writer */
 };
 
@@ -81,8 +82,7 @@ void tnf_usdt_fds_lock(void);
 void tnf_usdt_fds_unlock(void);
 int tnf_usdt_fds_add(int fd);
 void tnf_usdt_fds_del(int fd);
-int tnf_usdt_fds_scan(unsigned char **set, size_t *nbits);
-void tnf_usdt_fds_set_cover(int fd);
+int tnf_usdt_fds_claim(uint32_t prog_id, int **own, unsigned *n);
 void tnf_usdt_fds_child(void);
 
 #endif

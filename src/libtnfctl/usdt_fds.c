@@ -3,27 +3,28 @@
  * The USDT session's descriptors, for a controller's forked child to let
  * go of: a child holding a copy of a uprobe's perf event keeps the uprobe
  * and its semaphore count after the parent detached it.  libbpf's USDT
- * link does not give its descriptors, so an attach is bracketed by two
- * scans of /proc/self/fd and the perf events and BPF links it opened are
- * registered (one opened by another thread meanwhile would be taken too:
- * the child would only lose that copy).  The registry's lock is held
+ * link does not give its descriptors, so after each attach the perf
+ * events and BPF links of /proc/self/fd that carry the session's program
+ * and are not registered yet are claimed.  The registry's lock is held
  * across each attach and detach, and by the fork handler: a child never
  * sees an attach or detach half done.
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
+#include <bpf/bpf.h>
 
 #include "usdt.h"
 
 static pthread_mutex_t fds_lock = PTHREAD_MUTEX_INITIALIZER;
 static int *fds;
 static size_t nfds, cap;
-static int cover_fd = -1; /* the session's eventfd, while there is one */
 
 void tnf_usdt_fds_lock(void)
 {
@@ -65,75 +66,114 @@ void tnf_usdt_fds_del(int fd)
 		}
 }
 
-static bool is_uprobe_fd(int dir, const char *name)
+enum fd_kind {
+	FD_OTHER,
+	FD_PERF,
+	FD_LINK
+};
+
+static enum fd_kind kind_of(int dir, const char *name)
 {
 	static const char perf[] = "anon_inode:[perf_event]", link[] = "anon_inode:bpf_link";
 	char t[sizeof(perf)];
 	ssize_t n = readlinkat(dir, name, t, sizeof(t));
 
-	return (n == sizeof(perf) - 1 && !memcmp(t, perf, (size_t)n)) ||
-	       (n == sizeof(link) - 1 && !memcmp(t, link, (size_t)n));
+	if (n == sizeof(perf) - 1 && !memcmp(t, perf, (size_t)n))
+		return FD_PERF;
+	if (n == sizeof(link) - 1 && !memcmp(t, link, (size_t)n))
+		return FD_LINK;
+	return FD_OTHER;
+}
+
+/* The id of the program attached through perf event or link @fd; 0 if none. */
+static uint32_t prog_of(int fd, enum fd_kind k)
+{
+	__u64 off, addr;
+	uint32_t id = 0, type, len;
+	char buf[PATH_MAX];
+
+	if (k == FD_PERF) {
+		len = sizeof(buf);
+		if (bpf_task_fd_query(getpid(), fd, 0, buf, &len, &id, &type, &off, &addr))
+			return 0;
+		return id;
+	} else {
+		struct bpf_link_info li;
+
+		memset(&li, 0, sizeof(li));
+		len = sizeof(li);
+		if (bpf_obj_get_info_by_fd(fd, &li, &len))
+			return 0;
+		return li.prog_id;
+	}
+}
+
+static bool registered(int fd)
+{
+	size_t i;
+
+	for (i = 0; i < nfds; i++)
+		if (fds[i] == fd)
+			return true;
+	return false;
 }
 
 /*
- * The perf event and BPF link descriptors open now, in *@set (a bitmap
- * by descriptor, malloc'd, *@nbits long).  0, or -1.
+ * Caller holds the lock, right after an attach of program @prog_id: the
+ * perf events and links through which @prog_id is attached that are not
+ * registered yet are that attach's (every attach and detach of @prog_id
+ * is made under the lock); registered, and added to *@own (*@n long).
+ * Another thread's descriptors are never taken: they do not carry
+ * @prog_id.  0, or -1 (ENOMEM, or /proc unreadable).
  */
-int tnf_usdt_fds_scan(unsigned char **set, size_t *nbits)
+int tnf_usdt_fds_claim(uint32_t prog_id, int **own, unsigned *n)
 {
-	unsigned char *b = NULL, *nb;
-	size_t n = 0;
 	struct dirent *e;
+	enum fd_kind k;
+	int fd, *v, r = 0;
 	DIR *d;
-	long fd;
 
 	d = opendir("/proc/self/fd");
 	if (!d)
 		return -1;
-	while ((e = readdir(d))) {
-		fd = strtol(e->d_name, NULL, 10);
-		if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd == dirfd(d) ||
-		    !is_uprobe_fd(dirfd(d), e->d_name))
+	while (!r && (e = readdir(d))) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
-		if ((size_t)fd >= n) {
-			size_t want = ((size_t)fd / 8 + 64) * 8;
-
-			nb = realloc(b, want / 8);
-			if (!nb) {
-				free(b);
-				closedir(d);
-				return -1;
-			}
-			memset(nb + n / 8, 0, (want - n) / 8);
-			b = nb;
-			n = want;
+		fd = (int)strtol(e->d_name, NULL, 10);
+		if (fd == dirfd(d) || registered(fd))
+			continue;
+		k = kind_of(dirfd(d), e->d_name);
+		if (k == FD_OTHER || prog_of(fd, k) != prog_id)
+			continue;
+		v = realloc(*own, (*n + 1) * sizeof(*v));
+		if (!v || tnf_usdt_fds_add(fd)) {
+			if (v)
+				*own = v;
+			r = -1;
+			break;
 		}
-		b[fd / 8] |= (unsigned char)(1u << (fd % 8));
+		*own = v;
+		v[(*n)++] = fd;
 	}
 	closedir(d);
-	*set = b;
-	*nbits = n;
-	return 0;
-}
-
-/* Caller holds the lock: what a child's registered descriptors become copies of. */
-void tnf_usdt_fds_set_cover(int fd)
-{
-	cover_fd = fd;
+	return r;
 }
 
 /*
  * In a forked child (the lock held by the fork's prepare handler): each
- * registered descriptor becomes a copy of the cover, which lets go of the
- * parent's object and keeps the number for the child's own close.
+ * registered descriptor becomes a copy of an eventfd of the child's own,
+ * which lets go of the parent's object and keeps the number for the
+ * child's own close.
  */
 void tnf_usdt_fds_child(void)
 {
+	int cover = nfds ? eventfd(0, EFD_CLOEXEC) : -1;
 	size_t i;
 
-	for (i = 0; cover_fd >= 0 && i < nfds; i++)
-		dup3(cover_fd, fds[i], O_CLOEXEC);
+	for (i = 0; cover >= 0 && i < nfds; i++)
+		dup3(cover, fds[i], O_CLOEXEC);
+	if (cover >= 0)
+		close(cover);
 	nfds = 0;
-	cover_fd = -1;
 	pthread_mutex_init(&fds_lock, NULL);
 }

@@ -42,12 +42,15 @@ struct us_session {
 	uint32_t nslots, cap;
 	uint64_t lost_written;
 	char *file;
-	pid_t hold_pid; /* a target that exec'd: kept for its next image (tnf_usdt_put) */
+	pid_t hold_pid;	  /* a target that exec'd: kept for its next image (tnf_usdt_put) */
+	uint32_t prog_id; /* usdt_hit's, to claim its links' descriptors (usdt_fds.c) */
+	uint64_t gen;	  /* never the same in a process and its forked children */
 };
 
 /* Lock order: us_lock, then the session's lock; the fds lock is taken last. */
 static pthread_mutex_t us_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct us_session *us;
+static uint64_t us_gen;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 /*
@@ -185,7 +188,6 @@ static void session_free(struct us_session *s)
 	if (s->skel)
 		session_fds(s, false);
 	usdt_bpf__destroy(s->skel);
-	tnf_usdt_fds_set_cover(-1);
 	tnf_usdt_fds_unlock();
 	if (s->stop_fd >= 0)
 		close(s->stop_fd);
@@ -253,9 +255,18 @@ static tnfctl_errcode_t session_new(struct tnfctl_handle *h, pid_t pid)
 	e = s->stop_fd < 0 ? -errno : 0;
 	tnf_usdt_fds_lock();
 	if (!e) {
-		tnf_usdt_fds_set_cover(s->stop_fd);
 		s->skel = usdt_bpf__open_and_load();
 		e = s->skel ? 0 : -errno;
+	}
+	if (!e) {
+		struct bpf_prog_info pi;
+		uint32_t len = sizeof(pi);
+
+		memset(&pi, 0, sizeof(pi));
+		e = bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.usdt_hit), &pi, &len)
+			    ? -errno
+			    : 0;
+		s->prog_id = pi.id;
 	}
 	if (!e && session_fds(s, true))
 		e = -ENOMEM;
@@ -272,6 +283,7 @@ static tnfctl_errcode_t session_new(struct tnfctl_handle *h, pid_t pid)
 		tnf_tmpfile_discard(&tf);
 		return err;
 	}
+	s->gen = ++us_gen;
 	us = s;
 	return TNFCTL_ERR_NONE;
 }
@@ -280,7 +292,7 @@ static tnfctl_errcode_t add_slot(struct us_session *s, struct tnf_usdt *u)
 {
 	struct kt_probe **v;
 
-	if (u->slot)
+	if (u->slot && u->gen == s->gen)
 		return TNFCTL_ERR_NONE;
 	pthread_mutex_lock(&s->lock);
 	if (s->nslots == s->cap) {
@@ -294,6 +306,7 @@ static tnfctl_errcode_t add_slot(struct us_session *s, struct tnf_usdt *u)
 	}
 	s->slots[s->nslots++] = &u->kp;
 	u->slot = s->nslots;
+	u->gen = s->gen;
 	pthread_mutex_unlock(&s->lock);
 	return TNFCTL_ERR_NONE;
 }
@@ -315,16 +328,10 @@ static void link_destroy(struct tnf_usdt *u)
 /* attach_usdt, and the perf events and links it opened registered in @u and usdt_fds.c. */
 static tnfctl_errcode_t attach_tracked(struct tnf_usdt *u, const struct bpf_usdt_opts *o)
 {
-	unsigned char *before = NULL, *after = NULL;
-	size_t nb = 0, na = 0, fd;
 	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
 	int e;
 
 	tnf_usdt_fds_lock();
-	if (tnf_usdt_fds_scan(&before, &nb)) {
-		tnf_usdt_fds_unlock();
-		return TNFCTL_ERR_ALLOCFAIL;
-	}
 	tnf_libbpf_quiet(true); /* a failure is the error code's to say */
 	u->link = bpf_program__attach_usdt(us->skel->progs.usdt_hit, u->pid, u->path, u->provider,
 					   u->name, o);
@@ -334,29 +341,11 @@ static tnfctl_errcode_t attach_tracked(struct tnf_usdt *u, const struct bpf_usdt
 		err = TNFCTL_ERR_NOPROCESS; /* the target died while stopped */
 	else if (!u->link)
 		err = tnf_kernel_err(e ? e : EINVAL);
-	else if (tnf_usdt_fds_scan(&after, &na))
+	else if (tnf_usdt_fds_claim(us->prog_id, &u->fds, &u->nfds))
 		err = TNFCTL_ERR_ALLOCFAIL;
-	for (fd = 0; !err && fd < na; fd++) {
-		int *v;
-
-		if (!(after[fd / 8] & (1u << (fd % 8))) ||
-		    (fd < nb && (before[fd / 8] & (1u << (fd % 8)))))
-			continue;
-		v = realloc(u->fds, (u->nfds + 1) * sizeof(*v));
-		if (!v || tnf_usdt_fds_add((int)fd)) {
-			if (v)
-				u->fds = v;
-			err = TNFCTL_ERR_ALLOCFAIL;
-			break;
-		}
-		u->fds = v;
-		u->fds[u->nfds++] = (int)fd;
-	}
 	if (err && u->link)
 		link_destroy(u);
 	tnf_usdt_fds_unlock();
-	free(before);
-	free(after);
 	return err;
 }
 
@@ -389,7 +378,7 @@ void tnf_usdt_detach(struct tnf_usdt *u)
 	link_destroy(u);
 	tnf_usdt_fds_unlock();
 	pthread_mutex_lock(&us_lock);
-	if (us)
+	if (us && u->gen == us->gen)
 		drain(us);
 	pthread_mutex_unlock(&us_lock);
 }
@@ -398,7 +387,7 @@ void tnf_usdt_detach(struct tnf_usdt *u)
 void tnf_usdt_forget(struct tnf_usdt *u)
 {
 	pthread_mutex_lock(&us_lock);
-	if (us && u->slot && u->slot <= us->nslots) {
+	if (us && u->slot && u->gen == us->gen && u->slot <= us->nslots) {
 		pthread_mutex_lock(&us->lock);
 		us->slots[u->slot - 1] = NULL;
 		pthread_mutex_unlock(&us->lock);
@@ -421,6 +410,8 @@ void tnf_usdt_put(struct tnfctl_handle *h)
 	bool used = h->pr.usdt_used;
 
 	h->pr.usdt_used = false;
+	if (tnf_client_inherited(h))
+		return; /* the parent's session, not this process's */
 	pthread_mutex_lock(&us_lock);
 	if (us && us->hold_pid && (h->pid == us->hold_pid || kill(us->hold_pid, 0))) {
 		us->hold_pid = 0;
