@@ -10,6 +10,7 @@
  */
 #include <glob.h>
 #include <linux/perf_event.h>
+#include <sys/inotify.h>
 #include <sys/syscall.h>
 #include <bpf/libbpf.h>
 #include "testlib.h"
@@ -457,6 +458,55 @@ static void test_fork_child_keeps_callers_fds(void **state)
 	tl_close(h, TNFCTL_TARG_DEFAULT);
 }
 
+/*
+ * The .usdt file never exists under another name while it is set up (an
+ * O_TMPFILE file, linked at its name once ready): a controller killed
+ * meanwhile leaves nothing behind (it used to leave a .tnf-tmp-* file of
+ * the file's size).  inotify sees every name made in the directory.
+ */
+static void test_usdt_file_no_temporary_name(void **state)
+{
+	char dir[PATH_MAX], file[PATH_MAX + 16], buf[4096];
+	struct np_seen seen = {0};
+	tnfctl_handle_t *h;
+	struct tl_proc *p;
+	int in, made = 0;
+	ssize_t n;
+
+	(void)state;
+	require_uprobes();
+	snprintf(dir, sizeof(dir), "%s/tmpname", tmpdir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(file, sizeof(file), "%s/x.usdt", dir);
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(in >= 0);
+	assert_true(inotify_add_watch(in, dir, IN_CREATE | IN_MOVED_TO) >= 0);
+	setenv("TNFCTL_USDT_FILE", file, 1);
+	p = tl_start_target(sdt_prog, 0);
+	tl_assert_err(tnfctl_pid_open_flags(p->pid, TNFCTL_OPEN_NOPROBES, &h), TNFCTL_ERR_NONE);
+	tl_track_handle(h);
+	tl_assert_err(tnfctl_probe_apply(h, np_scan, &seen), TNFCTL_ERR_NONE);
+	tl_assert_err(tnfctl_probe_enable(h, seen.tick, NULL), TNFCTL_ERR_NONE);
+	unsetenv("TNFCTL_USDT_FILE");
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		char *e = buf;
+
+		while (e < buf + n) {
+			struct inotify_event *ev = (struct inotify_event *)e;
+
+			if (ev->len && strcmp(ev->name, "x.usdt"))
+				fail_msg("a name other than x.usdt was made: %s", ev->name);
+			made += ev->len && !strcmp(ev->name, "x.usdt");
+			e += sizeof(*ev) + ev->len;
+		}
+	}
+	close(in);
+	assert_int_equal(made, 1);
+	assert_int_equal(unlink(file), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* TNFCTL_USDT_FILE names the controller's USDT file (prex -o sets it for -f). */
 static void test_usdt_file_env(void **state)
 {
@@ -870,23 +920,15 @@ static void test_prex_follow_thread_exec(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		TL_TEST(test_sdt_list_enable_trace),
-		TL_TEST(test_sdt_attributes),
-		TL_TEST(test_python_gc_start),
-		TL_TEST(test_controller_killed),
-		TL_TEST(test_tnf_probe_listed_once),
-		TL_TEST(test_python_no_runtime_gc_start),
-		TL_TEST(test_api_noprobes_handle),
-		TL_TEST(test_prex_usdt_strings_imports),
-		TL_TEST(test_libstdcxx_throw),
-		TL_TEST(test_prex_follow_fork_exec),
-		TL_TEST(test_prex_follow_thread_exec),
-		TL_TEST(test_controller_fork_lets_go),
-		TL_TEST(test_usdt_file_env),
-		TL_TEST(test_fork_child_own_session),
-		TL_TEST(test_fork_child_keeps_callers_fds),
-		TL_TEST(test_prex_usdt_errors_named),
-		TL_FINAL_TEST,
+		TL_TEST(test_sdt_list_enable_trace),   TL_TEST(test_sdt_attributes),
+		TL_TEST(test_python_gc_start),	       TL_TEST(test_controller_killed),
+		TL_TEST(test_tnf_probe_listed_once),   TL_TEST(test_python_no_runtime_gc_start),
+		TL_TEST(test_api_noprobes_handle),     TL_TEST(test_prex_usdt_strings_imports),
+		TL_TEST(test_libstdcxx_throw),	       TL_TEST(test_prex_follow_fork_exec),
+		TL_TEST(test_prex_follow_thread_exec), TL_TEST(test_controller_fork_lets_go),
+		TL_TEST(test_usdt_file_env),	       TL_TEST(test_usdt_file_no_temporary_name),
+		TL_TEST(test_fork_child_own_session),  TL_TEST(test_fork_child_keeps_callers_fds),
+		TL_TEST(test_prex_usdt_errors_named),  TL_FINAL_TEST,
 	};
 
 	return tl_run(tests);
