@@ -231,6 +231,13 @@ $(B)/tests/helpers/static_exit: tests/helpers/static_exit.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -static -o $@ $<
 
+# tl_sdt and tl_sdt_tree linked statically: a static program's USDT probes (test_usdt_control).
+TEST_HELPERS += $(B)/tests/helpers/tl_sdt_static $(B)/tests/helpers/tl_sdt_tree_static
+$(B)/tests/helpers/tl_sdt_static $(B)/tests/helpers/tl_sdt_tree_static: SAN :=
+$(B)/tests/helpers/%_static: tests/helpers/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -static -o $@ $< -lpthread
+
 # Built with AddressSanitizer whatever SAN says: it checks that nothing is preloaded.
 $(B)/tests/helpers/asan_prog: SAN :=
 $(B)/tests/helpers/asan_prog: tests/helpers/asan_prog.c

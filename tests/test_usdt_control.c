@@ -507,6 +507,44 @@ static void test_usdt_file_no_temporary_name(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/*
+ * A static program (no link map) has its USDT probes all the same: its
+ * executable is its one object (they were not listed: NOLIBTNFPROBE).
+ */
+static void test_static_program_sdt(void **state)
+{
+	static char dumped[65536];
+	struct np_seen seen = {0};
+	char prog[PATH_MAX], file[PATH_MAX];
+	tnfctl_handle_t *h;
+	tnfctl_event_t evt;
+	struct tl_proc *p;
+
+	(void)state;
+	require_uprobes();
+	setenv("TMPDIR", tmpdir, 1);
+	tl_path_of(prog, "tests/helpers/tl_sdt_static");
+	p = tl_start_target(prog, 0);
+	tl_assert_err(tnfctl_pid_open_flags(p->pid, TNFCTL_OPEN_NOPROBES, &h), TNFCTL_ERR_NONE);
+	tl_track_handle(h);
+	tl_assert_err(tnfctl_probe_apply(h, np_scan, &seen), TNFCTL_ERR_NONE);
+	assert_int_equal(seen.n, 2); /* tick and word */
+	assert_int_equal(seen.usdt, 2);
+	assert_non_null(seen.tick);
+	tl_assert_err(tnfctl_probe_enable(h, seen.tick, NULL), TNFCTL_ERR_NONE);
+	tl_send(p, "fire 4");
+	tl_send(p, "exit");
+	tl_assert_err(tnfctl_continue(h, &evt, NULL), TNFCTL_ERR_NONE);
+	assert_int_equal(evt, TNFCTL_EVENT_EXIT);
+	tl_expect(p, "fired 4 sema 1");
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+	snprintf(file, sizeof(file), "%s/trace-%d.usdt", tmpdir, p->pid);
+	assert_int_equal(dump(file, dumped, sizeof(dumped)), 0);
+	unlink(file);
+	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: "), 4);
+	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: 3 arg1: 9"), 1);
+}
+
 /* TNFCTL_USDT_FILE names the controller's USDT file (prex -o sets it for -f). */
 static void test_usdt_file_env(void **state)
 {
@@ -917,6 +955,46 @@ static void test_prex_follow_thread_exec(void **state)
 	prex_close_fds(x);
 }
 
+/*
+ * prex -f: a shell execs a static program; its USDT probe takes the
+ * history (`enable name=hit` typed before) and records every hit (the
+ * static image was followed without any probe).
+ */
+static void test_prex_follow_exec_static(void **state)
+{
+	static char out[16384], err[16384], dumped[1 << 17];
+	const char *opts[] = {"-f", "-o", NULL, "/bin/sh", "-c", NULL, NULL};
+	char trace[PATH_MAX], file[PATH_MAX + 8], prog[PATH_MAX], cmd[PATH_MAX + 32];
+	const char *l;
+	int image;
+	struct prex *x;
+
+	(void)state;
+	require_uprobes();
+	tl_path_of(prog, "tests/helpers/tl_sdt_tree_static");
+	fresh_trace(trace, sizeof(trace), "usdt-static");
+	snprintf(cmd, sizeof(cmd), "exec %s -x %d", prog, TREE_M);
+	opts[2] = trace;
+	opts[5] = cmd;
+	x = prex_spawn(opts, false, NULL, NULL);
+	writes(x->in_w, "enable name=hit\ncontinue\n");
+	close(x->in_w);
+	assert_int_equal(prex_wait(x), 0);
+	rd_rest(&x->out, out, sizeof(out));
+	rd_rest(&x->err, err, sizeof(err));
+	l = strstr(out, "tree exec ");
+	assert_non_null(l);
+	image = atoi(l + 10);
+	if (!strstr(err, "(static; USDT probes only)"))
+		fail_msg("no static exec message in:\n%s", err);
+	snprintf(file, sizeof(file), "%s.usdt", trace);
+	if (dump(file, dumped, sizeof(dumped)))
+		fail_msg("no USDT file %s:\n%s", file, err);
+	unlink(file);
+	assert_int_equal(count_hits(dumped, image, 3), TREE_M);
+	prex_close_fds(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -926,7 +1004,8 @@ int main(void)
 		TL_TEST(test_api_noprobes_handle),     TL_TEST(test_prex_usdt_strings_imports),
 		TL_TEST(test_libstdcxx_throw),	       TL_TEST(test_prex_follow_fork_exec),
 		TL_TEST(test_prex_follow_thread_exec), TL_TEST(test_controller_fork_lets_go),
-		TL_TEST(test_usdt_file_env),	       TL_TEST(test_usdt_file_no_temporary_name),
+		TL_TEST(test_usdt_file_env),	       TL_TEST(test_static_program_sdt),
+		TL_TEST(test_prex_follow_exec_static), TL_TEST(test_usdt_file_no_temporary_name),
 		TL_TEST(test_fork_child_own_session),  TL_TEST(test_fork_child_keeps_callers_fds),
 		TL_TEST(test_prex_usdt_errors_named),  TL_FINAL_TEST,
 	};

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +154,39 @@ static int walk_link_map(struct tnfctl_handle *h, pid_t t, uint64_t lm, tnfctl_i
 }
 
 /*
+ * A static program (no interpreter, no link map): its executable is the
+ * one object, for its USDT probes.  Its base is the load bias: 0, or a
+ * static-pie's first mapping (its first PT_LOAD is at 0).
+ */
+static int static_exe_iter(struct tnfctl_handle *h, pid_t t, const struct tnf_maps_info *mi,
+			   tnfctl_ind_obj_f *fn, void *cd)
+{
+	tnfctl_ind_obj_info_t oi = {.objfd = -1};
+	char path[64], name[PATH_MAX];
+	Elf64_Half type = 0;
+	ssize_t n;
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", t);
+	oi.objfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (oi.objfd < 0)
+		return 1;
+	n = readlink(path, name, sizeof(name) - 1);
+	name[n > 0 ? n : 0] = '\0';
+	if (!name[0])
+		snprintf(name, sizeof(name), "%s", path);
+	if (pread(oi.objfd, &type, sizeof(type), offsetof(Elf64_Ehdr, e_type)) != sizeof(type)) {
+		close(oi.objfd);
+		return 1;
+	}
+	oi.text_base = oi.data_base = type == ET_DYN ? mi->exe_base : 0;
+	oi.objname = name;
+	ret = fn(h, &oi, cd);
+	close(oi.objfd);
+	return ret;
+}
+
+/*
  * Walk the target's link maps from ld.so's _r_debug (r_version, r_map,
  * r_brk, r_state): the base namespace, then those dlmopen made.
  */
@@ -165,7 +199,9 @@ static int direct_obj_iter(void *p, tnfctl_ind_obj_f *fn, void *cd)
 	pid_t t = mem_tid(h);
 
 	if (tnf_proc_maps(t, &mi) || tnf_rtld_locate(t, &mi, &r_state_addr))
-		return 1;
+		return h->pr.usdt_only && !mi.ldso_base && mi.exe_base
+			       ? static_exe_iter(h, t, &mi, fn, cd)
+			       : 1;
 	/* not RT_CONSISTENT everywhere: Solaris' BADLMAPSTATE */
 	if (tnf_rtld_consistent(t, r_state_addr) != 1)
 		return 1;

@@ -426,6 +426,7 @@ int tnf_proc_maps(pid_t pid, struct tnf_maps_info *mi)
 		}
 	}
 	fclose(f);
+	mi->exe_base = exe_base;
 	/* `ld.so PROG`: ld.so is the executable (AT_BASE 0), and PROG's rtld */
 	if (exe_base && tnf_elf_is_rtld(exe)) {
 		mi->ldso_base = exe_base;

@@ -19,6 +19,7 @@ struct tnf_maps_info {
 	char libc_path[512];
 	bool has_libtnfprobe;
 	bool has_libc;
+	uint64_t exe_base; /* no interpreter: the executable's first mapping */
 };
 int tnf_proc_tgid(pid_t tid);
 int tnf_proc_tracer(pid_t pid);

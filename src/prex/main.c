@@ -218,12 +218,11 @@ static tnfctl_handle_t *open_target(pid_t *pid)
 		err = tnfctl_pid_open(g_opt.pid, &h);
 	else
 		err = tnfctl_exec_open(g_opt.cmd[0], g_opt.cmd, NULL, g_opt.preload, NULL, &h);
-	/* -p on a process without the runtime: its USDT probes need none */
-	if (err == TNFCTL_ERR_NOLIBTNFPROBE && g_opt.pid &&
+	/* -p on a process without the runtime (or static): its USDT probes need none */
+	if ((err == TNFCTL_ERR_NOLIBTNFPROBE || err == TNFCTL_ERR_NOTDYNAMIC) && g_opt.pid &&
 	    !tnfctl_pid_open_flags(g_opt.pid, TNFCTL_OPEN_NOPROBES, &h)) {
-		prex_msg("process %d has no libtnfprobe.so.1: only its USDT probes can be "
-			 "controlled",
-			 (int)g_opt.pid);
+		prex_msg("process %d %s: only its USDT probes can be controlled", (int)g_opt.pid,
+			 err == TNFCTL_ERR_NOTDYNAMIC ? "is static" : "has no libtnfprobe.so.1");
 		root_noprobes = true;
 		err = TNFCTL_ERR_NONE;
 	}

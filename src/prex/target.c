@@ -274,7 +274,7 @@ static tnfctl_errcode_t apply(struct target *t, tnfctl_probe_op_t op, void *cd,
 {
 	tnfctl_errcode_t err;
 
-	/* no runtime: only USDT probes, which need no file (none at all if static) */
+	/* no runtime: only USDT probes, which need no file */
 	if (t->noprobes) {
 		err = tnfctl_probe_apply(t->h, op, cd);
 		return err == TNFCTL_ERR_NOLIBTNFPROBE ? TNFCTL_ERR_NONE : err;
@@ -339,6 +339,23 @@ static void adopt(struct target *parent, tnfctl_handle_t *h, pid_t pid)
 	prex_msg("process %d forked %d; following it", (int)parent->pid, (int)pid);
 }
 
+/*
+ * prex -f: the new image of @t has no probe runtime; @h (NOPROBES) has its
+ * USDT probes, which take the history now (a static program's) and as
+ * later probe calls find more (a dynamic one's, once ld.so has run).
+ */
+static bool follow_noprobes(struct target *t, tnfctl_handle_t *h, pid_t pid, const char *path)
+{
+	t->h = h;
+	t->pid = pid;
+	t->noprobes = true;
+	history_no_replay = 1;
+	tnfctl_register_funcs(h, history_replay, NULL);
+	history_no_replay = 0;
+	apply_history(t, path);
+	return true;
+}
+
 /* prex -f: the target exec'd; control the new image.  False if let go. */
 static bool reattach(struct target *t, const char *path)
 {
@@ -355,26 +372,20 @@ static bool reattach(struct target *t, const char *path)
 	t->h = NULL;
 	t->first_image = false;
 	t->noprobes = false;
-	/* no probe runtime (static, env -i): follow it without probes */
+	/* no probe runtime (static, env -i): follow it with its USDT probes only */
 	if (image_lacks_runtime(pid, &is_static) &&
 	    !tnfctl_pid_open_flags(pid, TNFCTL_OPEN_NOPROBES, &h)) {
-		t->h = h;
-		t->pid = pid;
-		t->noprobes = true;
-		prex_msg("process %d exec'd %s (%s; followed without probes)", (int)pid, path,
+		prex_msg("process %d exec'd %s (%s; USDT probes only)", (int)pid, path,
 			 is_static ? "static" : "no libtnfprobe.so.1");
-		return true;
+		return follow_noprobes(t, h, pid, path);
 	}
 	err = tnfctl_pid_open(pid, &h);
 	if (err == TNFCTL_ERR_NOLIBTNFPROBE || err == TNFCTL_ERR_NOTDYNAMIC) {
-		/* it runs on now: follow it from here, without probes */
+		/* it runs on now: follow it from here, USDT probes only */
 		if (!tnfctl_pid_open_flags(pid, TNFCTL_OPEN_NOPROBES, &h)) {
-			t->h = h;
-			t->pid = pid;
-			t->noprobes = true;
-			prex_msg("process %d exec'd %s (%s; followed without probes)", (int)pid,
-				 path, tnfctl_strerror(err));
-			return true;
+			prex_msg("process %d exec'd %s (%s; USDT probes only)", (int)pid, path,
+				 tnfctl_strerror(err));
+			return follow_noprobes(t, h, pid, path);
 		}
 	}
 	if (err) {
@@ -628,7 +639,7 @@ void targets_foreach(target_fn *fn, void *cd)
 
 		if (v[i]->state == T_DONE)
 			continue;
-		/* without the runtime: its USDT probes, if it has a link map (not static) */
+		/* without the runtime: its USDT probes (NOLIBTNFPROBE: none can be read) */
 		if (v[i]->noprobes && tnfctl_check_libs(v[i]->h) == TNFCTL_ERR_NOLIBTNFPROBE)
 			continue;
 		if (tnfctl_trace_attrs_get(v[i]->h, &a))
