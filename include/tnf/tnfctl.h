@@ -1035,9 +1035,10 @@ uint64_t tnfctl_events_lost(void);
  *                          on them as on any handle's USDT probes
  *                          (tnfctl_probe_state_get(3)); probe_connect is
  *                          BADARG per probe, disconnect_all does nothing.
- *                          Without a link map (a static program, or one
- *                          stopped before ld.so ran: exec_open_flags'
- *                          return, the EXEC stop) those calls return
+ *                          A static program's are its executable's.
+ *                          A dynamic one stopped before ld.so ran
+ *                          (exec_open_flags' return, the EXEC stop) has
+ *                          no link map yet: those calls return
  *                          TNFCTL_ERR_NOLIBTNFPROBE; an EXEC drops the old
  *                          image's probes (INVALIDPROBE, uprobes gone).
  *                          buffer_alloc is always NOLIBTNFPROBE;
