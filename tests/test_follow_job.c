@@ -566,8 +566,12 @@ static void pty_follow(struct pty_run *t, const char *mode, char *const *args)
 	t->len = 0;
 }
 
-/* Reads the pty until @needle has appeared (raw bytes, with "\r\n"). */
-static void pty_until(struct pty_run *t, const char *needle, const char *what)
+/*
+ * Reads the pty until @needle has appeared (raw bytes, with "\r\n"); what
+ * came up to it is in @seen (@len bytes at most), when not NULL.
+ */
+static void pty_until_seen(struct pty_run *t, const char *needle, const char *what, char *seen,
+			   size_t len)
 {
 	long long end = tl_now_ms() + tl.timeout_ms;
 
@@ -581,6 +585,9 @@ static void pty_until(struct pty_run *t, const char *needle, const char *what)
 		hit = memmem(t->buf, t->len, needle, strlen(needle));
 		if (hit) {
 			size_t used = hit + strlen(needle) - t->buf;
+
+			if (seen)
+				snprintf(seen, len, "%.*s", (int)used, t->buf);
 
 			t->len -= used;
 			memmove(t->buf, t->buf + used, t->len);
@@ -622,6 +629,11 @@ static void pty_until(struct pty_run *t, const char *needle, const char *what)
 	}
 	fail_msg("%s: no \"%s\" on the pty within %d ms; last output: \"%s\"", what, needle,
 		 tl.timeout_ms, t->buf);
+}
+
+static void pty_until(struct pty_run *t, const char *needle, const char *what)
+{
+	pty_until_seen(t, needle, what, NULL, 0);
 }
 
 static void pty_write(struct pty_run *t, const char *s)
@@ -1057,6 +1069,44 @@ static void test_prex_pty_interactive_target(void **state)
 	prex_pty_cat(PREX_ONE);
 }
 
+/*
+ * prex on python3's REPL on a pty: ^C at its prompt stops it, `continue`
+ * gives it back the terminal in its own modes (readline's: no echo), so a
+ * typed line shows once (it showed twice: the terminal came back in
+ * prex's modes, echo on, while readline echoed too).
+ */
+static void test_prex_pty_python_modes(void **state)
+{
+	/* the binary itself: a python3 on $PATH may be a wrapper that execs */
+	const char *args[] = {"-o", "@trace", "/usr/bin/python3.11", "-q", NULL};
+	static struct pty_run t;
+	const char *first;
+	char seen[4096];
+
+	(void)state;
+	if (system("/usr/bin/python3.11 -c 'import readline' >/dev/null 2>&1")) {
+		print_message("SKIP: no /usr/bin/python3.11 with readline\n");
+		skip();
+	}
+	prex_pty_start(&t, args);
+	pty_write(&t, "continue\n");
+	pty_until(&t, ">>> ", "python3's prompt under prex");
+	wait_reading("python3.11", "python3 under prex");
+	pty_write(&t, "\x03");
+	pty_until(&t, "Target process stopped", "^C under prex");
+	pty_until(&t, "prex> ", "the prompt after ^C");
+	pty_write(&t, "continue\n");
+	wait_reading("python3.11", "python3 under prex, continued");
+	pty_write(&t, "6*7\n");
+	pty_until_seen(&t, "42\r\n", "python3's answer after continue", seen, sizeof(seen));
+	first = strstr(seen, "6*7");
+	if (!first || strstr(first + 3, "6*7"))
+		fail_msg("the typed line did not show once: \"%s\"", seen);
+	pty_write(&t, "import sys; sys.exit(0)\n");
+	pty_until(&t, "target process exited", "python3's end under prex");
+	prex_pty_end(&t);
+}
+
 static void test_prex_f_pty_ctrl_c_child(void **state)
 {
 	(void)state;
@@ -1311,6 +1361,7 @@ int main(void)
 		TL_TEST(test_follow_pty_shell_jobs),
 		TL_TEST(test_follow_root_killed_while_stopped),
 		TL_TEST(test_prex_pty_interactive_target),
+		TL_TEST(test_prex_pty_python_modes),
 		TL_TEST(test_follow_pty_ctrl_c_tree),
 		TL_TEST(test_follow_sigterm_tree),
 		TL_TEST(test_follow_pty_hangup),

@@ -38,6 +38,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "prex.h"
@@ -500,8 +501,14 @@ static void *serve(void *arg)
  * While the targets run, the root's process group has the terminal (when
  * prex has it), so that an interactive program reads what is typed; prex
  * takes it back when they stop.  SIGTTOU is blocked around the switch:
- * prex is in the background when it takes the terminal back.
+ * prex is in the background when it takes the terminal back.  The modes
+ * go with the terminal, as a shell's job control does: a target stopped
+ * in a read with its own modes (python's readline: no echo) gets them
+ * back at `continue`, prex its own at the stop.
  */
+static struct termios target_modes, prex_modes;
+static bool target_modes_ok, prex_modes_ok;
+
 static pid_t tty_give(void)
 {
 	pid_t mine = getpgrp(), pg = -1;
@@ -520,6 +527,9 @@ static pid_t tty_give(void)
 	sigemptyset(&ttou);
 	sigaddset(&ttou, SIGTTOU);
 	pthread_sigmask(SIG_BLOCK, &ttou, &old);
+	prex_modes_ok = !tcgetattr(STDIN_FILENO, &prex_modes);
+	if (target_modes_ok)
+		tcsetattr(STDIN_FILENO, TCSADRAIN, &target_modes);
 	if (tcsetpgrp(STDIN_FILENO, pg))
 		mine = -1;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -536,6 +546,9 @@ static void tty_take_back(pid_t mine)
 	sigaddset(&ttou, SIGTTOU);
 	pthread_sigmask(SIG_BLOCK, &ttou, &old);
 	tcsetpgrp(STDIN_FILENO, mine);
+	target_modes_ok = !tcgetattr(STDIN_FILENO, &target_modes);
+	if (prex_modes_ok)
+		tcsetattr(STDIN_FILENO, TCSADRAIN, &prex_modes);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
