@@ -864,6 +864,7 @@ static void test_prex_follow_fork_exec(void **state)
 	static char out[16384], err[16384], dumped[1 << 17];
 	const char *opts[] = {"-f", "-o", NULL, NULL, NULL, NULL, NULL};
 	char trace[PATH_MAX], file[PATH_MAX + 8], prog[PATH_MAX], k[16], m[16];
+	char want[PATH_MAX + 64];
 	const char *l;
 	int parent, child, image;
 	struct prex *x;
@@ -895,10 +896,13 @@ static void test_prex_follow_fork_exec(void **state)
 	image = atoi(l + 10);
 	assert_int_equal(image, parent);
 	assert_true(child > 0 && child != parent);
-	/* -o names the .usdt file too, though no TNF probe made a trace file */
+	/* -o names the .usdt file too, though no TNF probe made a trace file; prex says so */
 	snprintf(file, sizeof(file), "%s.usdt", trace);
 	if (dump(file, dumped, sizeof(dumped)))
 		fail_msg("no USDT file %s:\n%s", file, err);
+	snprintf(want, sizeof(want), "USDT records are in %s\n", file);
+	if (!strstr(err, want))
+		fail_msg("prex did not say \"%s\":\n%s", want, err);
 	unlink(file);
 	assert_int_equal(count_hits(dumped, parent, 1), 1);
 	assert_int_equal(count_hits(dumped, child, 2), TREE_K);

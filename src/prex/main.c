@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fd_limit.h"
@@ -338,22 +339,41 @@ static tnfctl_errcode_t set_tracefile(tnfctl_handle_t *h, pid_t pid)
 
 /*
  * Every USDT record of the session goes into one file named after the
- * trace file (with -f, the root's), unless the user named one.  Set once
- * the target runs its own environment: it does not inherit this.
+ * trace file (with -f, the root's), unless the user named one, and prex
+ * says which at its exit.  Set once the target runs its own environment:
+ * it does not inherit this.
  */
-static void set_usdt_file(void)
-{
-	char f[PATH_MAX + 8];
+static char usdt_file[PATH_MAX + 8];
+static struct timespec usdt_since;
 
-	if (getenv("TNFCTL_USDT_FILE"))
-		return;
-	if (g_tracefile[0])
-		snprintf(f, sizeof(f), "%s.usdt", g_tracefile);
+/* At exit: where the USDT records went, when this session wrote them. */
+static void say_usdt_file(void)
+{
+	struct stat st;
+
+	if (usdt_file[0] && !stat(usdt_file, &st) &&
+	    (st.st_mtim.tv_sec > usdt_since.tv_sec ||
+	     (st.st_mtim.tv_sec == usdt_since.tv_sec && st.st_mtim.tv_nsec >= usdt_since.tv_nsec)))
+		prex_msg("USDT records are in %s", usdt_file);
+}
+
+static void set_usdt_file(pid_t pid)
+{
+	const char *tmp = getenv("TMPDIR"), *env = getenv("TNFCTL_USDT_FILE");
+
+	if (env)
+		snprintf(usdt_file, sizeof(usdt_file), "%s", env);
+	else if (g_tracefile[0])
+		snprintf(usdt_file, sizeof(usdt_file), "%s.usdt", g_tracefile);
 	else if (g_opt.outname)
-		snprintf(f, sizeof(f), "%s.usdt", g_opt.outname);
-	else
-		return; /* libtnfctl's $TMPDIR/trace-<pid>.usdt */
-	setenv("TNFCTL_USDT_FILE", f, 1);
+		snprintf(usdt_file, sizeof(usdt_file), "%s.usdt", g_opt.outname);
+	else /* libtnfctl's own default, named here to be said */
+		snprintf(usdt_file, sizeof(usdt_file), "%s/trace-%d.usdt",
+			 tmp && *tmp ? tmp : "/tmp", (int)pid);
+	if (!env)
+		setenv("TNFCTL_USDT_FILE", usdt_file, 1);
+	clock_gettime(CLOCK_REALTIME_COARSE, &usdt_since); /* as file times */
+	atexit(say_usdt_file);
 }
 
 static void print_stopped(pid_t root)
@@ -422,7 +442,7 @@ int main(int argc, char **argv)
 		tnfctl_close(h, TNFCTL_TARG_DEFAULT);
 		return 1;
 	}
-	set_usdt_file();
+	set_usdt_file(pid);
 
 	fcn_define("debug", "tnf_probe_debug");
 	all = exprlist_new();
