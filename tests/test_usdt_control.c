@@ -511,34 +511,55 @@ static void test_usdt_file_no_temporary_name(void **state)
  * A static program (no link map) has its USDT probes all the same: its
  * executable is its one object (they were not listed: NOLIBTNFPROBE).
  */
+/*
+ * @prog (tl_sdt, or a build of it) under a NOPROBES handle: tl_sdt:tick
+ * enabled (the session's file named by @usdt_file, NULL: the default),
+ * fired @n times, then the program's exit.  The probes listed in
+ * @seen; the path of the records' file in @file.
+ */
+static void sdt_fire(const char *prog, const char *usdt_file, int n, struct np_seen *seen,
+		     char *file, size_t len)
+{
+	tnfctl_handle_t *h;
+	tnfctl_event_t evt;
+	struct tl_proc *p;
+
+	setenv("TMPDIR", tmpdir, 1);
+	if (usdt_file)
+		setenv("TNFCTL_USDT_FILE", usdt_file, 1);
+	p = tl_start_target(prog, 0);
+	tl_assert_err(tnfctl_pid_open_flags(p->pid, TNFCTL_OPEN_NOPROBES, &h), TNFCTL_ERR_NONE);
+	tl_track_handle(h);
+	tl_assert_err(tnfctl_probe_apply(h, np_scan, seen), TNFCTL_ERR_NONE);
+	assert_non_null(seen->tick);
+	tl_assert_err(tnfctl_probe_enable(h, seen->tick, NULL), TNFCTL_ERR_NONE);
+	unsetenv("TNFCTL_USDT_FILE"); /* read when the session starts, at the first enable */
+	tl_send(p, "fire %d", n);
+	tl_send(p, "exit");
+	tl_assert_err(tnfctl_continue(h, &evt, NULL), TNFCTL_ERR_NONE);
+	assert_int_equal(evt, TNFCTL_EVENT_EXIT);
+	tl_expect(p, "fired");
+	assert_non_null(strstr(p->line, " sema 1"));
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+	snprintf(file, len, "%s/trace-%d.usdt", tmpdir, p->pid);
+}
+
+/*
+ * A static program (no link map) has its USDT probes all the same: its
+ * executable is its one object (they were not listed: NOLIBTNFPROBE).
+ */
 static void test_static_program_sdt(void **state)
 {
 	static char dumped[65536];
 	struct np_seen seen = {0};
 	char prog[PATH_MAX], file[PATH_MAX];
-	tnfctl_handle_t *h;
-	tnfctl_event_t evt;
-	struct tl_proc *p;
 
 	(void)state;
 	require_uprobes();
-	setenv("TMPDIR", tmpdir, 1);
 	tl_path_of(prog, "tests/helpers/tl_sdt_static");
-	p = tl_start_target(prog, 0);
-	tl_assert_err(tnfctl_pid_open_flags(p->pid, TNFCTL_OPEN_NOPROBES, &h), TNFCTL_ERR_NONE);
-	tl_track_handle(h);
-	tl_assert_err(tnfctl_probe_apply(h, np_scan, &seen), TNFCTL_ERR_NONE);
+	sdt_fire(prog, NULL, 4, &seen, file, sizeof(file));
 	assert_int_equal(seen.n, 2); /* tick and word */
 	assert_int_equal(seen.usdt, 2);
-	assert_non_null(seen.tick);
-	tl_assert_err(tnfctl_probe_enable(h, seen.tick, NULL), TNFCTL_ERR_NONE);
-	tl_send(p, "fire 4");
-	tl_send(p, "exit");
-	tl_assert_err(tnfctl_continue(h, &evt, NULL), TNFCTL_ERR_NONE);
-	assert_int_equal(evt, TNFCTL_EVENT_EXIT);
-	tl_expect(p, "fired 4 sema 1");
-	tl_close(h, TNFCTL_TARG_DEFAULT);
-	snprintf(file, sizeof(file), "%s/trace-%d.usdt", tmpdir, p->pid);
 	assert_int_equal(dump(file, dumped, sizeof(dumped)), 0);
 	unlink(file);
 	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: "), 4);
@@ -551,28 +572,11 @@ static void test_usdt_file_env(void **state)
 	static char dumped[65536];
 	struct np_seen seen = {0};
 	char file[PATH_MAX], dflt[PATH_MAX];
-	tnfctl_handle_t *h;
-	tnfctl_event_t evt;
-	struct tl_proc *p;
 
 	(void)state;
 	require_uprobes();
-	setenv("TMPDIR", tmpdir, 1);
 	snprintf(file, sizeof(file), "%s/named.usdt", tmpdir);
-	setenv("TNFCTL_USDT_FILE", file, 1);
-	p = tl_start_target(sdt_prog, 0);
-	tl_assert_err(tnfctl_pid_open_flags(p->pid, TNFCTL_OPEN_NOPROBES, &h), TNFCTL_ERR_NONE);
-	tl_track_handle(h);
-	tl_assert_err(tnfctl_probe_apply(h, np_scan, &seen), TNFCTL_ERR_NONE);
-	assert_non_null(seen.tick);
-	tl_assert_err(tnfctl_probe_enable(h, seen.tick, NULL), TNFCTL_ERR_NONE);
-	unsetenv("TNFCTL_USDT_FILE"); /* read when the session starts, at the first enable */
-	tl_send(p, "fire 2");
-	tl_send(p, "exit");
-	tl_assert_err(tnfctl_continue(h, &evt, NULL), TNFCTL_ERR_NONE);
-	assert_int_equal(evt, TNFCTL_EVENT_EXIT);
-	tl_close(h, TNFCTL_TARG_DEFAULT);
-	snprintf(dflt, sizeof(dflt), "%s/trace-%d.usdt", tmpdir, p->pid);
+	sdt_fire(sdt_prog, file, 2, &seen, dflt, sizeof(dflt));
 	assert_int_equal(access(dflt, F_OK), -1);
 	assert_int_equal(dump(file, dumped, sizeof(dumped)), 0);
 	unlink(file);
