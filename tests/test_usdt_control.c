@@ -84,8 +84,8 @@ static struct prex *attach_sdt(struct tl_proc **pp, uintptr_t *sema)
 /* Listed with their attributes, enabled, traced: every hit's arguments in the file. */
 static void test_sdt_list_enable_trace(void **state)
 {
-	static char out[16384], dumped[65536];
-	char file[PATH_MAX], want[128];
+	static char out[16384], err[16384], dumped[65536];
+	char file[PATH_MAX], want[PATH_MAX + 64];
 	struct tl_proc *p;
 	struct prex *x;
 	uintptr_t sema;
@@ -94,8 +94,10 @@ static void test_sdt_list_enable_trace(void **state)
 	(void)state;
 	require_uprobes();
 	setenv("TNFCTL_USDT_STRINGS", "tl_sdt:word:1", 1);
+	setenv("TNFCTL_USDT_FILE", "", 1); /* empty: unset (prex still says where) */
 	x = attach_sdt(&p, &sema);
 	unsetenv("TNFCTL_USDT_STRINGS");
+	unsetenv("TNFCTL_USDT_FILE");
 	writes(x->in_w, "list name provider args strings object probes keys=usdt\n"
 			"enable keys=tl_sdt\n"
 			"continue\n");
@@ -106,7 +108,11 @@ static void test_sdt_list_enable_trace(void **state)
 	close(x->in_w);
 	assert_int_equal(prex_wait(x), 0);
 	rd_rest(&x->out, out, sizeof(out));
+	rd_rest(&x->err, err, sizeof(err));
 	snprintf(file, sizeof(file), "%s/trace-%d.usdt", tmpdir, p->pid);
+	snprintf(want, sizeof(want), "USDT records are in %s\n", file);
+	if (!strstr(err, want))
+		fail_msg("prex did not say \"%s\":\n%s", want, err);
 	assert_int_equal(dump(file, dumped, sizeof(dumped)), 0);
 	printf("%s", dumped);
 	unlink(file);
@@ -566,6 +572,68 @@ static void test_static_program_sdt(void **state)
 	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: 3 arg1: 9"), 1);
 }
 
+static char plant_path[PATH_MAX];
+static int planted;
+
+/* libbpf's messages while the session loads: another user makes the file then. */
+static int plant(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	int fd;
+
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	if (planted)
+		return 0;
+	fd = open(plant_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		planted = write(fd, "nobody's\n", 9) == 9 && !fchown(fd, 65534, 65534);
+		close(fd);
+	}
+	return 0;
+}
+
+/*
+ * The .usdt file's path is taken by another user's file while the session
+ * is set up (after the check at its creation): that file is left alone
+ * and the enable fails ACCES (it was renamed over).
+ */
+static void test_usdt_file_planted_during_setup(void **state)
+{
+	struct np_seen seen = {0};
+	libbpf_print_fn_t prev;
+	tnfctl_handle_t *h;
+	struct tl_proc *p;
+	struct stat st;
+	char buf[16];
+	int fd;
+
+	(void)state;
+	require_uprobes();
+	snprintf(plant_path, sizeof(plant_path), "%s/planted.usdt", tmpdir);
+	planted = 0;
+	p = tl_start_target(sdt_prog, 0);
+	tl_assert_err(tnfctl_pid_open_flags(p->pid, TNFCTL_OPEN_NOPROBES, &h), TNFCTL_ERR_NONE);
+	tl_track_handle(h);
+	tl_assert_err(tnfctl_probe_apply(h, np_scan, &seen), TNFCTL_ERR_NONE);
+	setenv("TNFCTL_USDT_FILE", plant_path, 1);
+	setenv("TNFCTL_DEBUG", "1", 1);
+	prev = libbpf_set_print(plant);
+	tl_assert_err(tnfctl_probe_enable(h, seen.tick, NULL), TNFCTL_ERR_ACCES);
+	libbpf_set_print(prev);
+	unsetenv("TNFCTL_DEBUG");
+	unsetenv("TNFCTL_USDT_FILE");
+	assert_true(planted); /* made while the session was set up */
+	assert_int_equal(lstat(plant_path, &st), 0);
+	assert_int_equal(st.st_uid, 65534);
+	fd = open(plant_path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 9);
+	close(fd);
+	assert_int_equal(unlink(plant_path), 0);
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+}
+
 /* TNFCTL_USDT_FILE names the controller's USDT file (prex -o sets it for -f). */
 static void test_usdt_file_env(void **state)
 {
@@ -772,6 +840,7 @@ static void test_prex_usdt_errors_named(void **state)
 	if (!strstr(err, want))
 		fail_msg("no \"%s\" in:\n%s", want, err);
 	assert_null(strstr(err, "libbpf"));
+	assert_null(strstr(err, "(dlopened)")); /* the typed command's error, said once */
 	assert_int_equal(read_sema(p->pid, sema), 0);
 	prex_close_fds(x);
 
@@ -989,16 +1058,27 @@ static void test_prex_follow_exec_static(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		TL_TEST(test_sdt_list_enable_trace),   TL_TEST(test_sdt_attributes),
-		TL_TEST(test_python_gc_start),	       TL_TEST(test_controller_killed),
-		TL_TEST(test_tnf_probe_listed_once),   TL_TEST(test_python_no_runtime_gc_start),
-		TL_TEST(test_api_noprobes_handle),     TL_TEST(test_prex_usdt_strings_imports),
-		TL_TEST(test_libstdcxx_throw),	       TL_TEST(test_prex_follow_fork_exec),
-		TL_TEST(test_prex_follow_thread_exec), TL_TEST(test_controller_fork_lets_go),
-		TL_TEST(test_usdt_file_env),	       TL_TEST(test_static_program_sdt),
-		TL_TEST(test_prex_follow_exec_static), TL_TEST(test_usdt_file_no_temporary_name),
-		TL_TEST(test_fork_child_own_session),  TL_TEST(test_fork_child_keeps_callers_fds),
-		TL_TEST(test_prex_usdt_errors_named),  TL_FINAL_TEST,
+		TL_TEST(test_sdt_list_enable_trace),
+		TL_TEST(test_sdt_attributes),
+		TL_TEST(test_python_gc_start),
+		TL_TEST(test_controller_killed),
+		TL_TEST(test_tnf_probe_listed_once),
+		TL_TEST(test_python_no_runtime_gc_start),
+		TL_TEST(test_api_noprobes_handle),
+		TL_TEST(test_prex_usdt_strings_imports),
+		TL_TEST(test_libstdcxx_throw),
+		TL_TEST(test_prex_follow_fork_exec),
+		TL_TEST(test_prex_follow_thread_exec),
+		TL_TEST(test_controller_fork_lets_go),
+		TL_TEST(test_usdt_file_env),
+		TL_TEST(test_usdt_file_planted_during_setup),
+		TL_TEST(test_static_program_sdt),
+		TL_TEST(test_prex_follow_exec_static),
+		TL_TEST(test_usdt_file_no_temporary_name),
+		TL_TEST(test_fork_child_own_session),
+		TL_TEST(test_fork_child_keeps_callers_fds),
+		TL_TEST(test_prex_usdt_errors_named),
+		TL_FINAL_TEST,
 	};
 
 	return tl_run(tests);

@@ -254,6 +254,7 @@ static tnfctl_errcode_t commit_unnamed(struct tnf_tmpfile *t)
 tnfctl_errcode_t tnf_tmpfile_commit(struct tnf_tmpfile *t)
 {
 	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
+	struct stat st;
 
 	if (t->fd >= 0) {
 		err = commit_unnamed(t);
@@ -262,7 +263,15 @@ tnfctl_errcode_t tnf_tmpfile_commit(struct tnf_tmpfile *t)
 			return err;
 		}
 	}
-
+	/*
+	 * What is at the path now (made since the check at creation) is
+	 * replaced only if it is ours: in a sticky directory no one else can
+	 * swap it before the rename.
+	 */
+	if (!fstatat(t->dirfd, t->base, &st, AT_SYMLINK_NOFOLLOW) && !replaceable(&st)) {
+		tnf_tmpfile_discard(t);
+		return TNFCTL_ERR_ACCES;
+	}
 	if (renameat(t->dirfd, t->name, t->dirfd, t->base)) {
 		err = tnf_map_errno(errno);
 		tnf_tmpfile_discard(t);

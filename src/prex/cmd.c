@@ -27,9 +27,13 @@ static tnfctl_errcode_t apply_op(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd
 
 static void apply_target(tnfctl_handle_t *h, pid_t pid, const char *tracefile, void *cd)
 {
-	tnfctl_errcode_t err = target_probe_apply(h, apply_op, cd);
+	tnfctl_errcode_t err;
 
 	(void)tracefile;
+	/* probes listed now (USDT, at the first probe call) replay the history quietly */
+	history_in_command = 1;
+	err = target_probe_apply(h, apply_op, cd);
+	history_in_command = 0;
 	if (err) {
 		const char *hint =
 			kernel_ops && err == TNFCTL_ERR_ALLOCFAIL ? PREX_KERNEL_CAP_HINT : "";

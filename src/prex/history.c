@@ -23,6 +23,7 @@ static int nhist;
 
 __thread int history_no_replay;
 __thread int history_need_file;
+__thread int history_in_command;
 
 void history_add(enum cmd_kind kind, const char *fcn, struct exprlist *l)
 {
@@ -147,7 +148,7 @@ void *history_replay(tnfctl_handle_t *h, tnfctl_probe_t *p)
 	err = history_apply_probe(h, p, NULL);
 	if (err == TNFCTL_ERR_NOBUF)
 		history_need_file = 1; /* prex -f: the caller makes it and replays */
-	else if (err)
+	else if (err && !history_in_command)
 		prex_msg("error on a new (dlopened) probe: %s", tnfctl_strerror(err));
 	return NULL;
 }

@@ -361,7 +361,7 @@ static void set_usdt_file(pid_t pid)
 {
 	const char *tmp = getenv("TMPDIR"), *env = getenv("TNFCTL_USDT_FILE");
 
-	if (env)
+	if (env && *env) /* empty: unset, as libtnfctl takes it */
 		snprintf(usdt_file, sizeof(usdt_file), "%s", env);
 	else if (g_tracefile[0])
 		snprintf(usdt_file, sizeof(usdt_file), "%s.usdt", g_tracefile);
@@ -370,7 +370,7 @@ static void set_usdt_file(pid_t pid)
 	else /* libtnfctl's own default, named here to be said */
 		snprintf(usdt_file, sizeof(usdt_file), "%s/trace-%d.usdt",
 			 tmp && *tmp ? tmp : "/tmp", (int)pid);
-	if (!env)
+	if (!env || !*env)
 		setenv("TNFCTL_USDT_FILE", usdt_file, 1);
 	clock_gettime(CLOCK_REALTIME_COARSE, &usdt_since); /* as file times */
 	atexit(say_usdt_file);

@@ -218,6 +218,8 @@ tnfctl_errcode_t history_apply_probe(tnfctl_handle_t *h, tnfctl_probe_t *p, void
 extern __thread int history_no_replay;
 /* Set by history_replay() when a probe write was refused for want of a file. */
 extern __thread int history_need_file;
+/* A typed probe command is being applied: it reports its own error (cmd.c). */
+extern __thread int history_in_command;
 
 /* ---- cmd.c ---- */
 void cmd_probe(enum cmd_kind kind, const char *fcn, const char *setname, struct exprlist *l);
