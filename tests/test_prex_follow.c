@@ -29,6 +29,16 @@ static int follow_files(const char *trace, long long *bytes, bool remove_them)
 		if (strncmp(de->d_name, base, strlen(base)) || de->d_name[strlen(base)] != '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", tmpdir, de->d_name);
+		/*
+		 * <trace>.usdt holds USDT records, not a TNF trace file: a
+		 * sanitizer build's programs all load libstdc++, whose USDT
+		 * probes `enable $all` enables (removed, not counted).
+		 */
+		if (!strcmp(de->d_name + strlen(base), ".usdt")) {
+			if (remove_them)
+				unlink(path);
+			continue;
+		}
 		if (!stat(path, &st)) {
 			*bytes += (long long)st.st_blocks * 512;
 			n++;
