@@ -585,27 +585,47 @@ static inline int tl_is_tracer(const struct tl_pinfo *pi)
 	return !strcmp(pi->comm, "tnfctl-engine");
 }
 
-/* SIGKILL every live process of the subtree (optionally sparing tracers). */
+/*
+ * SIGKILL every live process of the subtree (optionally sparing tracers).
+ * Again until a pass finds none alive: a process forked after a pass's
+ * snapshot by one it then killed is not in that snapshot (a subshell's
+ * `sleep` outlived the tree that way).  Each pass waits for the processes
+ * it killed to be dead, so a pass finds only new ones.
+ */
 static inline void tl_kill_subtree(int spare_tracer)
 {
+	long long end = tl_now_ms() + tl.timeout_ms;
 	struct tl_pinfo *ps;
-	int i, n;
+	int i, n, killed;
 
-	n = tl_subtree(&ps);
-	for (i = 0; i < n; i++) {
-		int fd;
+	do {
+		int fds[256], nfds = 0;
 
-		if (ps[i].state == 'Z' || ps[i].state == 'X')
-			continue;
-		if (spare_tracer && tl_is_tracer(&ps[i]))
-			continue;
-		fd = tl_pidfd_open(ps[i].pid);
-		if (fd < 0)
-			continue;
-		tl_pidfd_kill(fd, SIGKILL);
-		close(fd);
-	}
-	free(ps);
+		killed = 0;
+		n = tl_subtree(&ps);
+		for (i = 0; i < n; i++) {
+			int fd;
+
+			if (ps[i].state == 'Z' || ps[i].state == 'X')
+				continue;
+			if (spare_tracer && tl_is_tracer(&ps[i]))
+				continue;
+			fd = tl_pidfd_open(ps[i].pid);
+			if (fd < 0)
+				continue;
+			tl_pidfd_kill(fd, SIGKILL);
+			killed++;
+			if (nfds < 256)
+				fds[nfds++] = fd;
+			else
+				close(fd);
+		}
+		free(ps);
+		for (i = 0; i < nfds; i++) {
+			tl_pidfd_wait(fds[i], (int)(end - tl_now_ms() > 0 ? end - tl_now_ms() : 0));
+			close(fds[i]);
+		}
+	} while (killed && tl_now_ms() < end);
 }
 
 /*
