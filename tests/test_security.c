@@ -491,6 +491,16 @@ static void test_prex_o_in_sticky_tmp(void **state)
 	umask(old);
 }
 
+/* @file and the USDT records file the controller names after it (<file>.usdt). */
+static void unlink_trace(const char *file)
+{
+	char usdt[160];
+
+	unlink(file);
+	snprintf(usdt, sizeof(usdt), "%s.usdt", file);
+	unlink(usdt);
+}
+
 static void test_tnftrace_file_mode(void **state)
 {
 	char file[128], tnftrace[PATH_MAX], out[1 << 15];
@@ -507,7 +517,7 @@ static void test_tnftrace_file_mode(void **state)
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
 		fail_msg("tnftrace: status 0x%x: %s", st, out);
 	assert_0600(file);
-	unlink(file);
+	unlink_trace(file);
 	umask(old);
 }
 
@@ -623,7 +633,7 @@ static void test_no_controller_fd_in_prex_target(void **state)
 	if (tl_waitpid_timeout(pid, &st, 0, tl.timeout_ms) != pid)
 		fail_msg("prex did not end");
 	assert_true(WIFEXITED(st));
-	unlink(file);
+	unlink_trace(file);
 }
 
 static void test_no_controller_fd_in_tnftrace_target(void **state)
@@ -649,7 +659,7 @@ static void test_no_controller_fd_in_tnftrace_target(void **state)
 	if (tl_waitpid_timeout(pid, &st, 0, tl.timeout_ms) != pid)
 		fail_msg("tnftrace did not end");
 	assert_true(WIFEXITED(st));
-	unlink(file);
+	unlink_trace(file);
 }
 
 /* ---- no event from outside the tree ---- */
