@@ -514,10 +514,6 @@ static void test_usdt_file_no_temporary_name(void **state)
 }
 
 /*
- * A static program (no link map) has its USDT probes all the same: its
- * executable is its one object (they were not listed: NOLIBTNFPROBE).
- */
-/*
  * @prog (tl_sdt, or a build of it) under a NOPROBES handle: tl_sdt:tick
  * enabled (the session's file named by @usdt_file, NULL: the default),
  * fired @n times, then the program's exit.  The probes listed in
@@ -570,6 +566,64 @@ static void test_static_program_sdt(void **state)
 	unlink(file);
 	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: "), 4);
 	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: 3 arg1: 9"), 1);
+}
+
+static int throw_created;
+
+/* The create callback: enables libstdcxx:throw, as prex's history would. */
+static void *enable_throw(tnfctl_handle_t *h, tnfctl_probe_t *p)
+{
+	tnfctl_probe_state_t st;
+
+	tl_assert_err(tnfctl_probe_state_get(h, p, &st), TNFCTL_ERR_NONE);
+	if (!strncmp(st.attr_string, "name throw;provider libstdcxx;", 30)) {
+		tl_assert_err(tnfctl_probe_enable(h, p, NULL), TNFCTL_ERR_NONE);
+		throw_created++;
+	}
+	return NULL;
+}
+
+/*
+ * A dynamic program exec_open'd NOPROBES is stopped before ld.so ran: no
+ * link map, so probe calls are NOLIBTNFPROBE.  The continue lists the
+ * probes of its start-up objects at rtld's start-up, before their code
+ * runs, with no event reported for it: libstdc++'s throw, enabled by the
+ * create callback there, records every throw of main (none were recorded:
+ * such an image's probes were never listed).
+ */
+static void test_api_noprobes_startup_lists(void **state)
+{
+	static char dumped[65536];
+	char prog[PATH_MAX], file[PATH_MAX];
+	char *argv[] = {prog, "5", NULL};
+	tnfctl_event_info_t info;
+	tnfctl_handle_t *h;
+	tnfctl_event_t evt;
+
+	(void)state;
+	require_uprobes();
+	tl_path_of(prog, "tests/helpers/tl_throw");
+	snprintf(file, sizeof(file), "%s/startup.usdt", tmpdir);
+	setenv("TNFCTL_USDT_FILE", file, 1);
+	tl_assert_err(
+		tnfctl_exec_open_flags(prog, argv, NULL, NULL, NULL, TNFCTL_OPEN_NOPROBES, &h),
+		TNFCTL_ERR_NONE);
+	tl_track_handle(h);
+	tl_assert_err(tnfctl_probe_apply(h, np_scan, &(struct np_seen){0}),
+		      TNFCTL_ERR_NOLIBTNFPROBE);
+	throw_created = 0;
+	tl_assert_err(tnfctl_register_funcs(h, enable_throw, NULL), TNFCTL_ERR_NONE);
+	assert_int_equal(throw_created, 0);
+	tl_assert_err(tnfctl_continue(h, &evt, NULL), TNFCTL_ERR_NONE);
+	unsetenv("TNFCTL_USDT_FILE");
+	assert_int_equal(evt, TNFCTL_EVENT_EXIT);
+	assert_int_equal(throw_created, 1);
+	tl_info(h, &info);
+	assert_int_equal(info.exit_status, 0); /* caught 5 of 5 */
+	tl_close(h, TNFCTL_TARG_DEFAULT);
+	assert_int_equal(dump(file, dumped, sizeof(dumped)), 0);
+	unlink(file);
+	assert_int_equal(count_lines_with(dumped, " throw ", "arg0: "), 5);
 }
 
 static char plant_path[PATH_MAX];
@@ -1055,6 +1109,28 @@ static void test_prex_follow_exec_static(void **state)
 	assert_int_equal(count_hits(r.dumped, tree_pid(&r, "exec"), 3), TREE_M);
 }
 
+/*
+ * prex -f: a shell runs `env -i` on a dynamic program, which then has no
+ * libtnfprobe.so.1 and is stopped at its exec before ld.so ran (no link
+ * map).  Its USDT probe takes the history at rtld's start-up and records
+ * every hit (it recorded none: no later stop listed its probes).
+ */
+static void test_prex_follow_exec_env_i(void **state)
+{
+	static struct tree_run r;
+	char prog[PATH_MAX], cmd[PATH_MAX + 32];
+	const char *args[] = {"/bin/sh", "-c", cmd, NULL};
+
+	(void)state;
+	require_uprobes();
+	tl_path_of(prog, "tests/helpers/tl_sdt_tree");
+	snprintf(cmd, sizeof(cmd), "exec env -i %s -x %d", prog, TREE_M);
+	tree_run(&r, "usdt-env-i", args);
+	if (!strstr(r.err, "(no libtnfprobe.so.1; USDT probes only)"))
+		fail_msg("no exec message in:\n%s", r.err);
+	assert_int_equal(count_hits(r.dumped, tree_pid(&r, "exec"), 3), TREE_M);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1074,6 +1150,8 @@ int main(void)
 		TL_TEST(test_usdt_file_planted_during_setup),
 		TL_TEST(test_static_program_sdt),
 		TL_TEST(test_prex_follow_exec_static),
+		TL_TEST(test_prex_follow_exec_env_i),
+		TL_TEST(test_api_noprobes_startup_lists),
 		TL_TEST(test_usdt_file_no_temporary_name),
 		TL_TEST(test_fork_child_own_session),
 		TL_TEST(test_fork_child_keeps_callers_fds),

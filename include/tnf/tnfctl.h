@@ -1039,8 +1039,13 @@ uint64_t tnfctl_events_lost(void);
  *                          A dynamic one stopped before ld.so ran
  *                          (exec_open_flags' return, the EXEC stop) has
  *                          no link map yet: those calls return
- *                          TNFCTL_ERR_NOLIBTNFPROBE; an EXEC drops the old
- *                          image's probes (INVALIDPROBE, uprobes gone).
+ *                          TNFCTL_ERR_NOLIBTNFPROBE.  Once one was called,
+ *                          or with a create callback registered, the next
+ *                          tnfctl_continue() stops it (no event) where
+ *                          rtld has mapped its start-up objects, before
+ *                          their code runs, lists their probes and runs
+ *                          the create callback on each.  An EXEC drops the
+ *                          old image's probes (INVALIDPROBE, uprobes gone).
  *                          buffer_alloc is always NOLIBTNFPROBE;
  *                          trace_attrs_get gives targ_pid, TNFCTL_BUF_NONE,
  *                          no file, tracing off; register_funcs' create

@@ -231,7 +231,7 @@ static void on_request(struct tnf_conn *c, const struct tnf_req *req)
 	}
 	switch (req->op) {
 	case TNF_OP_CONTINUE:
-		op_continue(t, req->child_hid);
+		op_continue(t, req->child_hid, req->arg);
 		break;
 	case TNF_OP_STOP:
 		if (t->phase == PH_RUNNING) {

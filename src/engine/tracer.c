@@ -473,7 +473,7 @@ static void drop_old_image_events(struct target *t)
 
 	while ((e = *pp)) {
 		if (e->rec.kind == TNF_REC_DLOPEN || e->rec.kind == TNF_REC_DLCLOSE ||
-		    e->rec.kind == TNF_REC_EXEC_FAILED) {
+		    e->rec.kind == TNF_REC_EXEC_FAILED || e->rec.kind == TNF_REC_SYNC) {
 			*pp = e->next;
 			free(e);
 		} else {
@@ -552,6 +552,8 @@ static void on_record(const struct tnf_rec *r)
 			th->expect_sigstop++;
 		if (r->kind == TNF_REC_SYNC) {
 			t->sync_seen = true;
+			if (t->startup_pending && t->report_startup)
+				queue_event(t, r, NULL);
 			if (t->startup_pending)
 				startup_done(t);
 		} else {
@@ -858,8 +860,10 @@ static void start_sync(struct target *t, bool check_done)
  * at the first instruction of the new image); nothing waits for rtld.  With
  * ld.so mapped, its notifications still give DLOPEN/DLCLOSE; when rtld has
  * not started loading yet (tnf_rtld_started), its start-up RT_CONSISTENT
- * is taken as a quiet SYNC stop rather than as a DLOPEN (see op_continue).  A static
- * program, or a loader without _r_debug, has no dl events.
+ * is taken as a quiet SYNC stop rather than as a DLOPEN (see op_continue),
+ * reported to the client alone when it asked (TNF_CONT_STARTUP: it lists
+ * the start-up objects' USDT probes there).  A static program, or a loader
+ * without _r_debug, has no dl events.
  */
 static void noprobes_image(struct target *t)
 {
@@ -1095,7 +1099,7 @@ void op_exec_attach(struct tnf_peer from, pid_t pid, unsigned int flags)
 	if (e) {
 		/* another tracer has it already (strace -f of the caller): BUSY, not ACCES */
 		srv_reply_err(from, e == -EPERM && tnf_proc_tracer(pid) > 0 ? TNFCTL_ERR_BUSY
-									     : errno_to_err(-e));
+									    : errno_to_err(-e));
 		return;
 	}
 	t = target_new(pid, from);
@@ -1218,6 +1222,11 @@ static void report(struct target *t)
 			/* A load by libc itself is named in BPF (as the watch does), or "". */
 			rep.event = TNFCTL_EVENT_DLOPEN;
 			break;
+		case TNF_REC_SYNC:
+			/* rtld's start-up, for the client alone (TNF_CONT_STARTUP) */
+			rep.event = TNFCTL_EVENT_DLOPEN;
+			rep.flags |= TNF_REPF_STARTUP;
+			break;
 		default:
 			rep.event = TNFCTL_EVENT_DLCLOSE;
 			break;
@@ -1271,8 +1280,11 @@ static bool wait_link_map(struct target *t)
 	return true;
 }
 
-/* @child_hid: the id a FORK child's handle gets, or 0 to let children run free */
-void op_continue(struct target *t, uint32_t child_hid)
+/*
+ * @child_hid: the id a FORK child's handle gets, or 0 to let children run free;
+ * @cont: TNF_CONT_*
+ */
+void op_continue(struct target *t, uint32_t child_hid, uint32_t cont)
 {
 	bool want_child = child_hid != 0;
 	unsigned int flags;
@@ -1298,6 +1310,7 @@ void op_continue(struct target *t, uint32_t child_hid)
 	t->new_image = false;
 	t->want_child = want_child;
 	t->child_hid = child_hid;
+	t->report_startup = cont & TNF_CONT_STARTUP;
 	t->stop_requested = false;
 	t->phase = PH_RUNNING;
 	t->exit_unseen = false;

@@ -97,6 +97,7 @@ struct target {
 	bool keep_stop;	      /* pid_open of a process in someone else's job-control stop */
 	bool noprobes;	      /* TNFCTL_OPEN_NOPROBES: no runtime needed, no rtld sync wait */
 	bool startup_pending; /* NOPROBES: opened before rtld's start-up RT_CONSISTENT */
+	bool report_startup;  /* CONTINUE asked to stop there (TNF_CONT_STARTUP) */
 	bool new_image;	      /* EXEC reported: the next CONTINUE (NOPROBES) sets the image up */
 	bool tty_intr;	      /* exec_open'd in its own group: a terminal SIGINT is ^C (EINTR) */
 	bool tty_sigint_seen; /* stopped for a ^C with that ^C's SIGINT still queued: swallow it */
@@ -136,7 +137,7 @@ void tgt_set_peer(struct target *t, struct tnf_peer p);
 bool tgt_any(void);
 void op_pid_open(struct tnf_peer from, pid_t pid, bool ours, unsigned int flags);
 void op_exec_attach(struct tnf_peer from, pid_t pid, unsigned int flags);
-void op_continue(struct target *t, uint32_t child_hid);
+void op_continue(struct target *t, uint32_t child_hid, uint32_t cont);
 void op_close(struct target *t, int op);
 void tgt_abandon(struct target *t);
 void tgt_evaluate(struct target *t);

@@ -74,6 +74,7 @@ struct tnf_probes {
 	bool ready;		   /* probe layer initialised */
 	bool usdt_used;		   /* a USDT probe was attached: the session counts it (usdt.h) */
 	bool usdt_only;		   /* NOPROBES: USDT probes only, no runtime (probes.c) */
+	bool usdt_asked;	   /* NOPROBES: a probe call came (tnf_probes_startup_wanted) */
 };
 
 struct tnf_agent;
@@ -191,6 +192,8 @@ tnfctl_errcode_t tnf_probes_init(struct tnfctl_handle *h);
 tnfctl_errcode_t tnf_probes_sync(struct tnfctl_handle *h);
 tnfctl_errcode_t tnf_probes_usable(struct tnfctl_handle *h);
 tnfctl_errcode_t tnf_probes_usable_usdt(struct tnfctl_handle *h);
+bool tnf_probes_startup_wanted(const struct tnfctl_handle *h);
+tnfctl_errcode_t tnf_probes_startup(struct tnfctl_handle *h);
 tnfctl_errcode_t tnf_probes_fork(struct tnfctl_handle *h, struct tnfctl_handle *c);
 void tnf_probes_image_gone(struct tnfctl_handle *h);
 void tnf_probes_release(struct tnfctl_handle *h);

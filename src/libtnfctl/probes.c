@@ -418,13 +418,15 @@ void tnf_probes_image_gone(struct tnfctl_handle *h)
  * A TNFCTL_OPEN_NOPROBES handle (no libtnfprobe in the target) has USDT
  * probes all the same: they need nothing in the target.  They are listed
  * at its first probe call, so a follower that never asks reads no note.
- * No link map (a static program, or one stopped before ld.so ran):
- * NOLIBTNFPROBE as before.
+ * A static program's executable is its one object; a dynamic one stopped
+ * before ld.so ran has no link map yet: NOLIBTNFPROBE, and its probes are
+ * listed at rtld's start-up (tnf_probes_startup).
  */
 static tnfctl_errcode_t usdt_only_init(struct tnfctl_handle *h)
 {
 	tnfctl_errcode_t err;
 
+	h->pr.usdt_asked = true;
 	if (h->pr.usdt_only)
 		return TNFCTL_ERR_NONE;
 	tnf_access_direct(h);
@@ -471,6 +473,30 @@ tnfctl_errcode_t tnf_probes_fork(struct tnfctl_handle *h, struct tnfctl_handle *
 			err = e;
 	}
 	return err;
+}
+
+/*
+ * A NOPROBES handle whose probes were asked for (a probe call, or a create
+ * callback) and are not listed: its image may be stopped before ld.so ran,
+ * so the next CONTINUE asks for a stop at rtld's start-up (TNF_CONT_STARTUP).
+ */
+bool tnf_probes_startup_wanted(const struct tnfctl_handle *h)
+{
+	return (h->open_flags & TNFCTL_OPEN_NOPROBES) && h->pr.mode == TNF_MODE_DIRECT &&
+	       !h->pr.ready && !h->pr.usdt_only && (h->pr.usdt_asked || h->pr.create);
+}
+
+/*
+ * Stopped at rtld's start-up (TNF_REPF_STARTUP): its objects are mapped and
+ * none of their code has run.  Their USDT probes are listed now, and the
+ * create callbacks run on them, as at a DLOPEN.
+ */
+tnfctl_errcode_t tnf_probes_startup(struct tnfctl_handle *h)
+{
+	tnfctl_errcode_t err = usdt_only_init(h);
+
+	/* killed meanwhile: the next CONTINUE reports how it ended */
+	return err == TNFCTL_ERR_NOPROCESS ? TNFCTL_ERR_NONE : err;
 }
 
 /* As tnf_probes_usable(), for probe calls: USDT probes will do. */

@@ -23,7 +23,8 @@ enum tnf_op {
 	TNF_OP_DROP = 1, /* the handle is gone without a close: as a controller death, no reply */
 	TNF_OP_PID_OPEN, /* attach to pid (arg 1: stopped by our own SUSPEND alone) */
 	TNF_OP_EXEC_ATTACH, /* seize a child that is about to exec */
-	TNF_OP_CONTINUE,    /* resume until an event; child_hid: the id of a child handle, or 0 */
+	TNF_OP_CONTINUE,    /* resume until an event; child_hid: the id of a child handle, or 0;
+			       arg: TNF_CONT_* */
 	TNF_OP_STOP,	    /* the controller was interrupted: stop the target (no reply) */
 	TNF_OP_CLOSE,	    /* release the target (arg = tnfctl_targ_op_t) */
 	TNF_OP_LOST,	    /* just report the lost-record count (any unused hid) */
@@ -66,6 +67,13 @@ struct tnf_req {
  */
 #define TNF_OPEN_TTY_INTR 0x80000000u
 
+/*
+ * CONTINUE, in req.arg: a NOPROBES handle stopped before rtld's start-up
+ * wants a stop once the start-up objects are mapped (TNF_REPF_STARTUP),
+ * to list their USDT probes before any of their code runs.
+ */
+#define TNF_CONT_STARTUP 1u
+
 /* Reply kinds. */
 enum tnf_rep_kind {
 	TNF_REP_DONE = 1,  /* the request finished */
@@ -78,7 +86,7 @@ enum tnf_rep_kind {
  * The wire's version, in the engine's HELLO: a library and an engine of
  * other releases (a half-upgraded installation) refuse each other.
  */
-#define TNF_PROTO_VERSION 4
+#define TNF_PROTO_VERSION 5
 
 struct tnf_rep {
 	uint32_t kind;
@@ -126,6 +134,8 @@ enum tnf_rep_flag {
 	TNF_REPF_INTERP = 1 << 3,
 	/* WATCH_OPEN: records carry no seq (no atomic fetch): the client numbers them */
 	TNF_REPF_CLIENT_SEQ = 1 << 4,
+	/* CONTINUE: no event: rtld's start-up is done (TNF_CONT_STARTUP); continue again */
+	TNF_REPF_STARTUP = 1 << 5,
 };
 
 /* engine_name.c: how a client finds the engine that may serve it */
