@@ -568,7 +568,14 @@ static void test_static_program_sdt(void **state)
 	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: 3 arg1: 9"), 1);
 }
 
-static int throw_created;
+static int throw_created, throw_raise;
+static volatile sig_atomic_t got_usr1;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	got_usr1 = 1;
+}
 
 /* The create callback: enables libstdcxx:throw, as prex's history would. */
 static void *enable_throw(tnfctl_handle_t *h, tnfctl_probe_t *p)
@@ -579,29 +586,29 @@ static void *enable_throw(tnfctl_handle_t *h, tnfctl_probe_t *p)
 	if (!strncmp(st.attr_string, "name throw;provider libstdcxx;", 30)) {
 		tl_assert_err(tnfctl_probe_enable(h, p, NULL), TNFCTL_ERR_NONE);
 		throw_created++;
+		if (throw_raise)
+			raise(SIGUSR1);
 	}
 	return NULL;
 }
 
 /*
- * A dynamic program exec_open'd NOPROBES is stopped before ld.so ran: no
- * link map, so probe calls are NOLIBTNFPROBE.  The continue lists the
- * probes of its start-up objects at rtld's start-up, before their code
- * runs, with no event reported for it: libstdc++'s throw, enabled by the
- * create callback there, records every throw of main (none were recorded:
- * such an image's probes were never listed).
+ * tl_throw 5 exec_open'd NOPROBES, stopped before ld.so ran: probe calls
+ * are NOLIBTNFPROBE; the create callback enables libstdcxx:throw when the
+ * continue lists the start-up objects' probes.  With @sig, the callback
+ * raises SIGUSR1 (a handler without SA_RESTART) in the caller: the first
+ * event is EINTR.  Then the EXIT; every throw recorded.
  */
-static void test_api_noprobes_startup_lists(void **state)
+static void startup_run(bool sig)
 {
 	static char dumped[65536];
 	char prog[PATH_MAX], file[PATH_MAX];
 	char *argv[] = {prog, "5", NULL};
+	struct sigaction sa = {.sa_handler = on_usr1}, old;
 	tnfctl_event_info_t info;
 	tnfctl_handle_t *h;
 	tnfctl_event_t evt;
 
-	(void)state;
-	require_uprobes();
 	tl_path_of(prog, "tests/helpers/tl_throw");
 	snprintf(file, sizeof(file), "%s/startup.usdt", tmpdir);
 	setenv("TNFCTL_USDT_FILE", file, 1);
@@ -612,18 +619,58 @@ static void test_api_noprobes_startup_lists(void **state)
 	tl_assert_err(tnfctl_probe_apply(h, np_scan, &(struct np_seen){0}),
 		      TNFCTL_ERR_NOLIBTNFPROBE);
 	throw_created = 0;
+	throw_raise = sig;
+	got_usr1 = 0;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, &old);
 	tl_assert_err(tnfctl_register_funcs(h, enable_throw, NULL), TNFCTL_ERR_NONE);
 	assert_int_equal(throw_created, 0);
 	tl_assert_err(tnfctl_continue(h, &evt, NULL), TNFCTL_ERR_NONE);
+	sigaction(SIGUSR1, &old, NULL);
 	unsetenv("TNFCTL_USDT_FILE");
-	assert_int_equal(evt, TNFCTL_EVENT_EXIT);
 	assert_int_equal(throw_created, 1);
+	if (sig) {
+		assert_true(got_usr1);
+		if (evt != TNFCTL_EVENT_EINTR)
+			fail_msg("a signal in the start-up listing: %s, not EINTR",
+				 tl_event_name(evt));
+		tl_assert_all_stopped(tl_targ_pid(h), "after EINTR");
+		tl_assert_err(tnfctl_continue(h, &evt, NULL), TNFCTL_ERR_NONE);
+		assert_int_equal(throw_created, 1); /* listed once */
+	}
+	assert_int_equal(evt, TNFCTL_EVENT_EXIT);
 	tl_info(h, &info);
 	assert_int_equal(info.exit_status, 0); /* caught 5 of 5 */
 	tl_close(h, TNFCTL_TARG_DEFAULT);
 	assert_int_equal(dump(file, dumped, sizeof(dumped)), 0);
 	unlink(file);
 	assert_int_equal(count_lines_with(dumped, " throw ", "arg0: "), 5);
+}
+
+/*
+ * A dynamic program exec_open'd NOPROBES is stopped before ld.so ran: no
+ * link map.  The continue lists the probes of its start-up objects at
+ * rtld's start-up, before their code runs, with no event for it: the
+ * create callback's enable there records every throw of main (none were
+ * recorded: such an image's probes were never listed).
+ */
+static void test_api_noprobes_startup_lists(void **state)
+{
+	(void)state;
+	require_uprobes();
+	startup_run(false);
+}
+
+/*
+ * A signal the caller takes while the start-up's probes are listed (in a
+ * create callback) is the continue's EINTR, with the target stopped (it
+ * was taken then, and the continue ran on to the EXIT).
+ */
+static void test_api_noprobes_startup_signal(void **state)
+{
+	(void)state;
+	require_uprobes();
+	startup_run(true);
 }
 
 static char plant_path[PATH_MAX];
@@ -1152,6 +1199,7 @@ int main(void)
 		TL_TEST(test_prex_follow_exec_static),
 		TL_TEST(test_prex_follow_exec_env_i),
 		TL_TEST(test_api_noprobes_startup_lists),
+		TL_TEST(test_api_noprobes_startup_signal),
 		TL_TEST(test_usdt_file_no_temporary_name),
 		TL_TEST(test_fork_child_own_session),
 		TL_TEST(test_fork_child_keeps_callers_fds),

@@ -81,17 +81,20 @@ static tnfctl_errcode_t continue_handle(tnfctl_handle_t *h, tnfctl_event_t *evt,
 		req.child_hid = tnf_client_new_hid(h);
 	}
 	sigfillset(&all);
-	/* rtld's start-up stop is no event: its probes are listed, and on */
+	pthread_sigmask(SIG_BLOCK, &all, &callers);
+	/*
+	 * rtld's start-up stop is no event: its probes are listed, and on.  A
+	 * signal meanwhile stays pending for the next wait (EINTR).
+	 */
 	do {
 		req.arg = tnf_probes_startup_wanted(h) ? TNF_CONT_STARTUP : 0;
-		pthread_sigmask(SIG_BLOCK, &all, &callers);
 		err = tnf_client_request(h, &req);
 		if (!err)
 			err = wait_event(h, &callers, req.child_hid, cs, &rep);
-		pthread_sigmask(SIG_SETMASK, &callers, NULL);
 		if (!err)
 			err = rep.err;
 	} while (!err && (rep.flags & TNF_REPF_STARTUP) && !(err = tnf_probes_startup(h)));
+	pthread_sigmask(SIG_SETMASK, &callers, NULL);
 	if (err) {
 		if (err == TNFCTL_ERR_NOPROCESS)
 			h->state = TNF_H_GONE;
