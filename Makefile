@@ -498,6 +498,11 @@ format:
 clean:
 	rm -rf $(B)
 
+# `make -j2 clean all`: clean must end before anything is built.
+ifneq ($(filter clean,$(MAKECMDGOALS)),)
+.NOTPARALLEL:
+endif
+
 .PHONY: FORCE all tests check soak abi-check abi-record check-kernel stress sanitize memcheck tsan tsan-run demo bench install uninstall vmlinux format clean
 .SECONDARY:
 

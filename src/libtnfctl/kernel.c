@@ -20,6 +20,7 @@
 #include "kfeatures.h"
 #include "ktrace.h"
 #include "tnf_runtime.h"
+#include "usdt.h"
 
 #define KT_MIN_SIZE (128u * 1024) /* as Solaris' kernel buffer */
 
@@ -369,6 +370,7 @@ tnfctl_errcode_t tnf_kernel_buffer_alloc(struct tnfctl_handle *h, const char *na
 	fd = tnf_create_tmpfile(path, size, geteuid(), &tf, &err);
 	if (fd < 0)
 		goto out;
+	tnf_usdt_let_go();
 	e = ktf_open(fd, size);
 	close(fd);
 	if (e) {

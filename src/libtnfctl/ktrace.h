@@ -104,6 +104,7 @@ uint64_t kt_lost_total(struct kt_state *ks);
 /* ktrace_file.c: one kernel trace file per process (the writer's state is global) */
 int ktf_open(int fd, uint64_t size);
 void ktf_close(void);
+void ktf_pause(void);
 void ktf_event(struct kt_probe *p, const struct kt_hdr *h, const uint8_t *fixed, const char *strs,
 	       size_t strs_len);
 void ktf_lost(uint64_t n, unsigned int reason);

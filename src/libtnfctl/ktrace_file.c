@@ -97,6 +97,24 @@ void ktf_forget(void)
 	tnf_runtime.state = TNF_STATE_NOBUFFER;
 }
 
+/*
+ * The file stays the writer's, complete (every block released), for a
+ * later USDT session of this process to write on into (usdt_trace.c).
+ */
+void ktf_pause(void)
+{
+	unsigned int i;
+
+	if (!tnf_buf.base || tnf_pid != getpid())
+		return;
+	for (i = 0; i < ncpus; i++)
+		tnf_block_release(&cpus[i]);
+	free(cpus);
+	cpus = NULL;
+	ncpus = 0;
+	msync(tnf_buf.base, tnf_buf.size, MS_SYNC);
+}
+
 void ktf_close(void)
 {
 	unsigned int i;

@@ -73,6 +73,8 @@ void tnf_usdt_forget(struct tnf_usdt *u);
 void tnf_usdt_put(struct tnfctl_handle *h);
 /* The session's file, or NULL if none is open (for the man page's rule, tests). */
 const char *tnf_usdt_file(void);
+/* A kernel buffer wants the writer: the file kept since the last session is closed. */
+void tnf_usdt_let_go(void);
 
 /* libbpf_log.c: libbpf's messages dropped on this thread while on (nests). */
 void tnf_libbpf_quiet(bool on);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -42,6 +43,8 @@ struct us_session {
 	uint32_t nslots, cap;
 	uint64_t lost_written;
 	char *file;
+	dev_t dev; /* the file's, to know it again (kept) */
+	ino_t ino;
 	pid_t hold_pid;	  /* a target that exec'd: kept for its next image (tnf_usdt_put) */
 	uint32_t prog_id; /* usdt_hit's, to claim its links' descriptors (usdt_fds.c) */
 	uint64_t gen;	  /* never the same in a process and its forked children */
@@ -51,6 +54,20 @@ struct us_session {
 static pthread_mutex_t us_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct us_session *us;
 static uint64_t us_gen;
+
+/*
+ * The file of the session that ended last stays the writer's (ktf_pause):
+ * the next session of this process, if its path names that same file,
+ * writes on into it, so the records of the handles before it are kept (a
+ * new file replaced them: prex -f lost every process's records but the
+ * last ones').  A kernel buffer takes the writer back (tnf_usdt_let_go).
+ */
+static struct {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	pid_t pid;
+} kept;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 /*
@@ -172,7 +189,29 @@ static int session_fds(struct us_session *s, bool add)
 	return e;
 }
 
-static void session_free(struct us_session *s)
+/* The kept file, if it is @path's and still ours to write. */
+static bool kept_reusable(const char *path)
+{
+	struct stat st;
+
+	return kept.path && kept.pid == getpid() && !strcmp(kept.path, path) && !ktf_broken() &&
+	       !lstat(path, &st) && st.st_dev == kept.dev && st.st_ino == kept.ino;
+}
+
+static void kept_release(void)
+{
+	if (!kept.path)
+		return;
+	if (kept.pid == getpid())
+		ktf_close();
+	else
+		ktf_forget(); /* a forked child's copy of its parent's */
+	free(kept.path);
+	kept.path = NULL;
+}
+
+/* @keep: the file stays the writer's (kept) rather than closed. */
+static void session_free(struct us_session *s, bool keep)
 {
 	uint64_t one = 1;
 
@@ -191,11 +230,29 @@ static void session_free(struct us_session *s)
 	tnf_usdt_fds_unlock();
 	if (s->stop_fd >= 0)
 		close(s->stop_fd);
-	ktf_close();
+	if (keep && s->file) {
+		ktf_pause();
+		kept.path = s->file;
+		kept.dev = s->dev;
+		kept.ino = s->ino;
+		kept.pid = getpid();
+		s->file = NULL;
+	} else {
+		ktf_close();
+	}
 	pthread_mutex_destroy(&s->lock);
 	free(s->slots);
 	free(s->file);
 	free(s);
+}
+
+/* A kernel buffer wants the writer: the kept file is closed (complete already). */
+void tnf_usdt_let_go(void)
+{
+	pthread_mutex_lock(&us_lock);
+	if (!us)
+		kept_release();
+	pthread_mutex_unlock(&us_lock);
 }
 
 /* $TNFCTL_USDT_FILE, else "<the target's trace file>.usdt", else $TMPDIR/trace-<pid>.usdt. */
@@ -225,8 +282,10 @@ static tnfctl_errcode_t session_new(struct tnfctl_handle *h, pid_t pid)
 		h->attrs.trace_buf_size > US_FILE_SIZE ? h->attrs.trace_buf_size : US_FILE_SIZE;
 	struct us_session *s = calloc(1, sizeof(*s));
 	tnfctl_errcode_t err;
-	struct tnf_tmpfile tf;
+	struct tnf_tmpfile tf = {.dirfd = -1, .fd = -1};
+	bool reuse = false;
 	char path[PATH_MAX];
+	struct stat st;
 	int fd, e;
 
 	if (!s)
@@ -238,17 +297,28 @@ static tnfctl_errcode_t session_new(struct tnfctl_handle *h, pid_t pid)
 		free(s);
 		return err;
 	}
-	fd = tnf_create_tmpfile(path, size, geteuid(), &tf, &err);
-	if (fd < 0) {
-		free(s);
-		return err;
-	}
-	e = ktf_open(fd, size);
-	close(fd);
-	if (e) {
-		tnf_tmpfile_discard(&tf);
-		free(s);
-		return tnf_kernel_err(e);
+	if (kept_reusable(path)) {
+		reuse = true;
+		s->dev = kept.dev;
+		s->ino = kept.ino;
+		free(kept.path);
+		kept.path = NULL;
+	} else {
+		kept_release();
+		fd = tnf_create_tmpfile(path, size, geteuid(), &tf, &err);
+		if (fd < 0) {
+			free(s);
+			return err;
+		}
+		e = fstat(fd, &st) ? -errno : ktf_open(fd, size);
+		close(fd);
+		if (e) {
+			tnf_tmpfile_discard(&tf);
+			free(s);
+			return tnf_kernel_err(e);
+		}
+		s->dev = st.st_dev;
+		s->ino = st.st_ino;
 	}
 	pthread_once(&fork_once, fork_install);
 	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -277,10 +347,14 @@ static tnfctl_errcode_t session_new(struct tnfctl_handle *h, pid_t pid)
 		e = -pthread_create(&s->thread, NULL, consumer, s);
 	if (!e && !(s->file = strdup(path)))
 		e = -ENOMEM;
-	err = e ? tnf_kernel_err(e) : tnf_tmpfile_commit(&tf);
+	err = e ? tnf_kernel_err(e) : reuse ? TNFCTL_ERR_NONE : tnf_tmpfile_commit(&tf);
 	if (err) {
-		session_free(s); /* closes the writer's file too */
-		tnf_tmpfile_discard(&tf);
+		/* a new file is closed and goes; a kept one stays kept */
+		if (!s->file && reuse)
+			s->file = strdup(path);
+		session_free(s, reuse);
+		if (!reuse)
+			tnf_tmpfile_discard(&tf);
 		return err;
 	}
 	s->gen = ++us_gen;
@@ -428,7 +502,7 @@ void tnf_usdt_put(struct tnfctl_handle *h)
 			live |= us->slots[i] != NULL;
 		pthread_mutex_unlock(&us->lock);
 		if (!live) {
-			session_free(us);
+			session_free(us, true);
 			us = NULL;
 		}
 	}
