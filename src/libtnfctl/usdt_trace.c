@@ -32,9 +32,23 @@
 
 #define US_POLL_MS   50		/* longest a record waits in the ring buffer */
 #define US_FILE_SIZE (4u << 20) /* unless the target's own trace file is larger */
+#define US_INST_MAX  256	/* BPF objects of a session (us_inst) */
+
+/*
+ * One BPF object of the session.  Without BPF cookies (before 5.15)
+ * libbpf tells a hit's USDT spec by its absolute address, one spec per
+ * address in an object: a forked child's probe is at its parent's address
+ * (EEXIST), so it is attached through another object.  The first owns the
+ * ring buffer, the scratch and the lost counter; the others share them.
+ */
+struct us_inst {
+	struct usdt_bpf *skel;
+	uint32_t prog_id; /* usdt_hit's, to claim its links' descriptors (usdt_fds.c) */
+};
 
 struct us_session {
-	struct usdt_bpf *skel;
+	struct us_inst *inst;
+	unsigned ninst;
 	struct ring_buffer *rb;
 	pthread_mutex_t lock; /* slots and the file: consumer vs the API */
 	pthread_t thread;
@@ -45,9 +59,8 @@ struct us_session {
 	char *file;
 	dev_t dev; /* the file's, to know it again (kept) */
 	ino_t ino;
-	pid_t hold_pid;	  /* a target that exec'd: kept for its next image (tnf_usdt_put) */
-	uint32_t prog_id; /* usdt_hit's, to claim its links' descriptors (usdt_fds.c) */
-	uint64_t gen;	  /* never the same in a process and its forked children */
+	pid_t hold_pid; /* a target that exec'd: kept for its next image (tnf_usdt_put) */
+	uint64_t gen;	/* never the same in a process and its forked children */
 };
 
 /* Lock order: us_lock, then the session's lock; the fds lock is taken last. */
@@ -122,7 +135,7 @@ static uint64_t lost_total(struct us_session *s)
 
 	if (ncpu <= 0 || !(v = calloc((size_t)ncpu, sizeof(*v))))
 		return 0;
-	if (!bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.us_lost), &zero, v))
+	if (!bpf_map_lookup_elem(bpf_map__fd(s->inst[0].skel->maps.us_lost), &zero, v))
 		for (i = 0; i < ncpu; i++)
 			sum += v[i];
 	free(v);
@@ -168,9 +181,9 @@ static void drain(struct us_session *s)
 }
 
 /* The object's programs and maps, for a forked child to let go of; caller holds the fds lock. */
-static int session_fds(struct us_session *s, bool add)
+static int inst_fds(struct usdt_bpf *skel, bool add)
 {
-	struct bpf_object *obj = s->skel->obj;
+	struct bpf_object *obj = skel->obj;
 	struct bpf_program *prog;
 	struct bpf_map *map;
 	int e = 0;
@@ -187,6 +200,45 @@ static int session_fds(struct us_session *s, bool add)
 		else
 			tnf_usdt_fds_del(bpf_map__fd(map));
 	return e;
+}
+
+/* A new object of @s (caller holds the fds lock): 0 or -errno. */
+static int inst_new(struct us_session *s)
+{
+	struct us_inst *v, *first = s->inst;
+	struct bpf_prog_info pi;
+	uint32_t len = sizeof(pi);
+	struct usdt_bpf *sk;
+	int e = 0;
+
+	if (s->ninst == US_INST_MAX)
+		return -ENOSPC;
+	v = realloc(s->inst, (s->ninst + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	s->inst = first = v;
+	sk = usdt_bpf__open();
+	if (!sk)
+		return -errno;
+	if (s->ninst)
+		e = bpf_map__reuse_fd(sk->maps.us_rb, bpf_map__fd(first->skel->maps.us_rb)) ?:
+		    bpf_map__reuse_fd(sk->maps.us_buf, bpf_map__fd(first->skel->maps.us_buf)) ?:
+		    bpf_map__reuse_fd(sk->maps.us_lost, bpf_map__fd(first->skel->maps.us_lost));
+	if (!e)
+		e = usdt_bpf__load(sk);
+	memset(&pi, 0, sizeof(pi));
+	if (!e && bpf_obj_get_info_by_fd(bpf_program__fd(sk->progs.usdt_hit), &pi, &len))
+		e = -errno;
+	if (!e && inst_fds(sk, true))
+		e = -ENOMEM;
+	if (e) {
+		inst_fds(sk, false);
+		usdt_bpf__destroy(sk);
+		return e;
+	}
+	s->inst[s->ninst].skel = sk;
+	s->inst[s->ninst++].prog_id = pi.id;
+	return 0;
 }
 
 /* The kept file, if it is @path's and still ours to write. */
@@ -214,6 +266,7 @@ static void kept_release(void)
 static void session_free(struct us_session *s, bool keep)
 {
 	uint64_t one = 1;
+	unsigned i;
 
 	if (s->thread) {
 		if (write(s->stop_fd, &one, sizeof(one)) != sizeof(one))
@@ -224,10 +277,12 @@ static void session_free(struct us_session *s, bool keep)
 		drain(s);
 	ring_buffer__free(s->rb);
 	tnf_usdt_fds_lock();
-	if (s->skel)
-		session_fds(s, false);
-	usdt_bpf__destroy(s->skel);
+	for (i = 0; i < s->ninst; i++) {
+		inst_fds(s->inst[i].skel, false);
+		usdt_bpf__destroy(s->inst[i].skel);
+	}
 	tnf_usdt_fds_unlock();
+	free(s->inst);
 	if (s->stop_fd >= 0)
 		close(s->stop_fd);
 	if (keep && s->file) {
@@ -324,24 +379,11 @@ static tnfctl_errcode_t session_new(struct tnfctl_handle *h, pid_t pid)
 	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	e = s->stop_fd < 0 ? -errno : 0;
 	tnf_usdt_fds_lock();
-	if (!e) {
-		s->skel = usdt_bpf__open_and_load();
-		e = s->skel ? 0 : -errno;
-	}
-	if (!e) {
-		struct bpf_prog_info pi;
-		uint32_t len = sizeof(pi);
-
-		memset(&pi, 0, sizeof(pi));
-		e = bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.usdt_hit), &pi, &len)
-			    ? -errno
-			    : 0;
-		s->prog_id = pi.id;
-	}
-	if (!e && session_fds(s, true))
-		e = -ENOMEM;
+	if (!e)
+		e = inst_new(s);
 	tnf_usdt_fds_unlock();
-	if (!e && !(s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.us_rb), on_record, s, NULL)))
+	if (!e && !(s->rb = ring_buffer__new(bpf_map__fd(s->inst[0].skel->maps.us_rb), on_record, s,
+					     NULL)))
 		e = -errno;
 	if (!e)
 		e = -pthread_create(&s->thread, NULL, consumer, s);
@@ -399,23 +441,33 @@ static void link_destroy(struct tnf_usdt *u)
 	u->link = NULL;
 }
 
-/* attach_usdt, and the perf events and links it opened registered in @u and usdt_fds.c. */
+/*
+ * attach_usdt, through the first object where @u's address is free (us_inst),
+ * and the perf events and links it opened registered in @u and usdt_fds.c.
+ */
 static tnfctl_errcode_t attach_tracked(struct tnf_usdt *u, const struct bpf_usdt_opts *o)
 {
 	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
+	unsigned i;
 	int e;
 
 	tnf_usdt_fds_lock();
 	tnf_libbpf_quiet(true); /* a failure is the error code's to say */
-	u->link = bpf_program__attach_usdt(us->skel->progs.usdt_hit, u->pid, u->path, u->provider,
-					   u->name, o);
-	e = errno;
+	for (i = 0;; i++) {
+		if (i == us->ninst && (e = -inst_new(us)))
+			break;
+		u->link = bpf_program__attach_usdt(us->inst[i].skel->progs.usdt_hit, u->pid,
+						   u->path, u->provider, u->name, o);
+		e = errno;
+		if (u->link || e != EEXIST)
+			break;
+	}
 	tnf_libbpf_quiet(false);
 	if (!u->link && (e == ESRCH || (kill(u->pid, 0) && errno == ESRCH)))
 		err = TNFCTL_ERR_NOPROCESS; /* the target died while stopped */
 	else if (!u->link)
 		err = tnf_kernel_err(e ? e : EINVAL);
-	else if (tnf_usdt_fds_claim(us->prog_id, &u->fds, &u->nfds))
+	else if (tnf_usdt_fds_claim(us->inst[i].prog_id, &u->fds, &u->nfds))
 		err = TNFCTL_ERR_ALLOCFAIL;
 	if (err && u->link)
 		link_destroy(u);
