@@ -567,7 +567,10 @@ tnfctl_errcode_t tnfctl_buffer_alloc(tnfctl_handle_t *hndl, const char *trace_fi
  *           discovered later (after a dlopen: before tnfctl_continue
  *           returns, so before the object's constructors run); its return
  *           value becomes the probe's client_registered_data.  May call
- *           probe functions on the same handle.  NULL for none.
+ *           probe functions on the same handle, and register_funcs (the
+ *           new create then runs once on every probe); tnfctl_continue
+ *           and tnfctl_close from it are BADARG.  A NOPROBES handle lists
+ *           its USDT probes for it (tnfctl_pid_open_flags).  NULL for none.
  * @destroy: called with that data for every probe handle ever created
  *           (dlclosed ones included) when the handle is closed, and for
  *           every existing probe when another pair is registered.

@@ -2,6 +2,17 @@
 /* tnfctl_close (tnfctl_close(3TNF)). */
 #include "internal.h"
 
+/* From a create callback (the handle is in use below it): BADARG. */
+static bool in_callback(tnfctl_handle_t *h)
+{
+	bool in;
+
+	pthread_mutex_lock(&h->lock);
+	in = h->pr.in_create != 0;
+	pthread_mutex_unlock(&h->lock);
+	return in;
+}
+
 static tnfctl_errcode_t close_handle(tnfctl_handle_t *h, tnfctl_targ_op_t op)
 {
 	struct tnf_req req = {.op = TNF_OP_CLOSE, .arg = op};
@@ -11,6 +22,8 @@ static tnfctl_errcode_t close_handle(tnfctl_handle_t *h, tnfctl_targ_op_t op)
 
 	if (!h)
 		return TNFCTL_ERR_NONE;
+	if (in_callback(h))
+		return TNFCTL_ERR_BADARG;
 	if (op != TNFCTL_TARG_DEFAULT && op != TNFCTL_TARG_KILL && op != TNFCTL_TARG_RESUME &&
 	    op != TNFCTL_TARG_SUSPEND)
 		return TNFCTL_ERR_BADARG;

@@ -67,6 +67,10 @@ static tnfctl_errcode_t continue_handle(tnfctl_handle_t *h, tnfctl_event_t *evt,
 	if (!h || !evt || h->pr.mode != TNF_MODE_DIRECT)
 		return TNFCTL_ERR_BADARG;
 	pthread_mutex_lock(&h->lock);
+	if (h->pr.in_create) { /* called from a create callback */
+		err = TNFCTL_ERR_BADARG;
+		goto out;
+	}
 	if (h->state == TNF_H_GONE) {
 		err = TNFCTL_ERR_NOPROCESS;
 		goto out;

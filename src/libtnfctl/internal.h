@@ -37,6 +37,7 @@ struct tnfctl_probe_handle {
 	struct tnf_obj *obj; /* NULL once the object is gone */
 	bool valid;
 	bool new_probe;
+	bool create_due; /* the create callback is yet to run on it (run_create) */
 	unsigned long id;
 	uintptr_t addr;	       /* the control block in the target (0: a USDT probe) */
 	struct tnf_usdt *usdt; /* a USDT probe (usdt.h), NULL for a TNF probe */
@@ -75,6 +76,8 @@ struct tnf_probes {
 	bool usdt_used;		   /* a USDT probe was attached: the session counts it (usdt.h) */
 	bool usdt_only;		   /* NOPROBES: USDT probes only, no runtime (probes.c) */
 	bool usdt_asked;	   /* NOPROBES: a probe call came (tnf_probes_startup_wanted) */
+	unsigned in_create;	   /* create callbacks running: no continue, no close (BADARG) */
+	unsigned funcs_gen;	   /* register_funcs calls, to tell a callback's own */
 };
 
 struct tnf_agent;

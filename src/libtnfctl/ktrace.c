@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -225,8 +226,15 @@ int kt_load(struct kt_state **out, uint64_t rb_size, struct kt_probe *probes, un
 	err = pick_variant(ks);
 	if (!err)
 		err = bpf_map__set_max_entries(ks->skel->maps.kt_rb, (uint32_t)rb_size);
-	if (!err)
+	if (!err) {
+		sigset_t all, old;
+
+		/* the verifier gives up (EAGAIN) with a signal pending (usdt_trace.c) */
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
 		err = ktrace_bpf__load(ks->skel);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
 	if (err)
 		goto fail;
 	ks->rb = ring_buffer__new(bpf_map__fd(ks->skel->maps.kt_rb), on_record, ks, NULL);

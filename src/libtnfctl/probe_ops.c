@@ -38,15 +38,19 @@ static tnfctl_errcode_t internal_resync(struct tnfctl_handle *h)
 	return tnf_attrs_refresh(h);
 }
 
-/* Lock @h and check it can take probe operations.  Unlocks on error. */
-static tnfctl_errcode_t enter(struct tnfctl_handle *h)
+/*
+ * Lock @h and check it can take probe operations (on @p, if not NULL: one
+ * its object took along is INVALIDPROBE first, as for a NOPROBES handle
+ * past an EXEC, whose new image has nothing listed yet).  Unlocks on error.
+ */
+static tnfctl_errcode_t enter(struct tnfctl_handle *h, struct tnfctl_probe_handle *p)
 {
 	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
 
 	if (!h)
 		return TNFCTL_ERR_BADARG;
 	pthread_mutex_lock(&h->lock);
-	err = tnf_probes_usable_usdt(h);
+	err = p && p->owner == h && !p->valid ? TNFCTL_ERR_INVALIDPROBE : tnf_probes_usable_usdt(h);
 	if (!err)
 		err = internal_resync(h);
 	if (err)
@@ -86,7 +90,7 @@ static bool is_usdt(struct tnfctl_handle *h, struct tnfctl_probe_handle *p)
 static tnfctl_errcode_t do_set(struct tnfctl_handle *h, struct tnfctl_probe_handle *p, int what,
 			       bool on, size_t off, uintptr_t val)
 {
-	tnfctl_errcode_t err = enter(h);
+	tnfctl_errcode_t err = enter(h, p);
 
 	if (err)
 		return err;
@@ -213,7 +217,7 @@ TNF_API tnfctl_errcode_t tnfctl_probe_connect(tnfctl_handle_t *h, tnfctl_probe_t
 
 	if (h && h->pr.mode == TNF_MODE_KERNEL)
 		return TNFCTL_ERR_BADARG; /* kernel probes have no functions */
-	err = enter(h);
+	err = enter(h, p);
 	if (err)
 		return err;
 	err = is_usdt(h, p) ? TNFCTL_ERR_BADARG : check_probe(h, p, true); /* no functions */
@@ -324,7 +328,7 @@ TNF_API tnfctl_errcode_t tnfctl_probe_state_get(tnfctl_handle_t *h, tnfctl_probe
 		return TNFCTL_ERR_BADARG;
 	if (h && h->pr.mode == TNF_MODE_KERNEL)
 		return tnf_kernel_state_get(h, p, st);
-	err = enter(h);
+	err = enter(h, p);
 	if (err)
 		return err;
 	err = check_probe(h, p, false);
@@ -364,7 +368,7 @@ TNF_API tnfctl_errcode_t tnfctl_probe_apply(tnfctl_handle_t *h, tnfctl_probe_op_
 
 	if (!op)
 		return TNFCTL_ERR_BADARG;
-	err = enter(h);
+	err = enter(h, NULL);
 	if (err)
 		return err;
 	if (h->pr.mode == TNF_MODE_KERNEL) {
@@ -401,7 +405,7 @@ TNF_API tnfctl_errcode_t tnfctl_probe_apply_ids(tnfctl_handle_t *h, ulong_t coun
 
 	if (!op || (count && !ids))
 		return TNFCTL_ERR_BADARG;
-	err = enter(h);
+	err = enter(h, NULL);
 	if (err)
 		return err;
 	for (i = 0; i < count && !err; i++) {

@@ -286,6 +286,37 @@ static tnfctl_errcode_t add_probes(struct tnfctl_handle *h, struct tnf_obj *o)
 	return err;
 }
 
+/*
+ * The create callback on each probe due, once.  A callback may register
+ * other functions or none: register_funcs then runs the new create on every
+ * probe (none is left due), and the data the old one made for its probe is
+ * the old destroy's.
+ */
+static void run_create(struct tnfctl_handle *h)
+{
+	struct tnfctl_probe_handle *p;
+	void (*destroy)(void *);
+	unsigned gen;
+	void *cd;
+
+	for (p = h->pr.all; p; p = p->next_all) {
+		if (!p->create_due)
+			continue;
+		p->create_due = false;
+		if (!h->pr.create)
+			continue;
+		gen = h->pr.funcs_gen;
+		destroy = h->pr.destroy;
+		h->pr.in_create++;
+		cd = h->pr.create(h, p);
+		h->pr.in_create--;
+		if (gen == h->pr.funcs_gen)
+			p->client_data = cd;
+		else if (destroy)
+			destroy(cd);
+	}
+}
+
 tnfctl_errcode_t tnf_probes_sync(struct tnfctl_handle *h)
 {
 	struct sync_ctx c = {.h = h};
@@ -320,10 +351,9 @@ tnfctl_errcode_t tnf_probes_sync(struct tnfctl_handle *h)
 	for (o = h->pr.objs; o && !err; o = o->next)
 		if (o->is_new && !o->probes)
 			err = add_probes(h, o);
-	if (h->pr.create)
-		for (p = h->pr.all; p; p = p->next_all)
-			if (p->new_probe && p->valid)
-				p->client_data = h->pr.create(h, p);
+	for (p = h->pr.all; p; p = p->next_all)
+		p->create_due = p->new_probe && p->valid;
+	run_create(h);
 	return err;
 }
 
@@ -553,12 +583,17 @@ TNF_API tnfctl_errcode_t tnfctl_register_funcs(tnfctl_handle_t *h,
 			h->pr.destroy(p->client_data);
 	for (p = h->pr.all; p; p = p->next_all)
 		p->client_data = NULL;
+	h->pr.funcs_gen++;
+	h->pr.create = NULL;
+	h->pr.destroy = NULL;
+	/* a NOPROBES handle lists its USDT probes now, for @create to see them */
+	if (create && (h->open_flags & TNFCTL_OPEN_NOPROBES))
+		(void)tnf_probes_usable_usdt(h);
 	h->pr.create = create;
 	h->pr.destroy = destroy;
-	if (create)
-		for (p = h->pr.all; p; p = p->next_all)
-			if (p->valid)
-				p->client_data = create(h, p);
+	for (p = h->pr.all; p; p = p->next_all)
+		p->create_due = p->valid;
+	run_create(h);
 	pthread_mutex_unlock(&h->lock);
 	return TNFCTL_ERR_NONE;
 }

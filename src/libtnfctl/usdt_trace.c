@@ -224,8 +224,15 @@ static int inst_new(struct us_session *s)
 		e = bpf_map__reuse_fd(sk->maps.us_rb, bpf_map__fd(first->skel->maps.us_rb)) ?:
 		    bpf_map__reuse_fd(sk->maps.us_buf, bpf_map__fd(first->skel->maps.us_buf)) ?:
 		    bpf_map__reuse_fd(sk->maps.us_lost, bpf_map__fd(first->skel->maps.us_lost));
-	if (!e)
+	if (!e) {
+		sigset_t all, old;
+
+		/* the verifier gives up (EAGAIN) on a pending signal: kicked, never loaded */
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
 		e = usdt_bpf__load(sk);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
 	memset(&pi, 0, sizeof(pi));
 	if (!e && bpf_obj_get_info_by_fd(bpf_program__fd(sk->progs.usdt_hit), &pi, &len))
 		e = -errno;
