@@ -63,6 +63,18 @@ static void count_destroy(void *cd)
 	destroyed += cd != NULL;
 }
 
+/* @prog (tl_sdt, tl_sdt_static) opened as open_sdt, @create and @destroy registered. */
+static tnfctl_handle_t *registered(const char *prog, struct tl_proc **pp,
+				   void *(*create)(tnfctl_handle_t *, tnfctl_probe_t *),
+				   void (*destroy)(void *))
+{
+	tnfctl_handle_t *h = open_sdt(prog, pp);
+
+	created = created2 = destroyed = 0;
+	tl_assert_err(tnfctl_register_funcs(h, create, destroy), TNFCTL_ERR_NONE);
+	return h;
+}
+
 /* A create callback alone lists the probes of a running program (no probe call). */
 static void test_register_funcs_lists_running(void **state)
 {
@@ -71,9 +83,7 @@ static void test_register_funcs_lists_running(void **state)
 
 	(void)state;
 	require_uprobes();
-	h = open_sdt(sdt_prog, &p);
-	created = 0;
-	tl_assert_err(tnfctl_register_funcs(h, count_create, NULL), TNFCTL_ERR_NONE);
+	h = registered(sdt_prog, &p, count_create, NULL);
 	assert_int_equal(created, 2); /* tick and word (it was 0) */
 	end_sdt(h, p);
 }
@@ -86,9 +96,7 @@ static void test_register_funcs_lists_static(void **state)
 
 	(void)state;
 	require_uprobes();
-	h = open_sdt(static_prog, &p);
-	created = 0;
-	tl_assert_err(tnfctl_register_funcs(h, count_create, NULL), TNFCTL_ERR_NONE);
+	h = registered(static_prog, &p, count_create, NULL);
 	assert_int_equal(created, 2);
 	end_sdt(h, p);
 }
@@ -109,9 +117,7 @@ static void test_create_unregisters(void **state)
 
 	(void)state;
 	require_uprobes();
-	h = open_sdt(sdt_prog, &p);
-	created = 0;
-	tl_assert_err(tnfctl_register_funcs(h, unregister, NULL), TNFCTL_ERR_NONE);
+	h = registered(sdt_prog, &p, unregister, NULL);
 	assert_int_equal(created, 1);
 	end_sdt(h, p);
 }
@@ -155,9 +161,7 @@ static void test_create_registers_again(void **state)
 
 	(void)state;
 	require_uprobes();
-	h = open_sdt(sdt_prog, &p);
-	created = created2 = destroyed = 0;
-	tl_assert_err(tnfctl_register_funcs(h, reregister, count_destroy), TNFCTL_ERR_NONE);
+	h = registered(sdt_prog, &p, reregister, count_destroy);
 	assert_int_equal(created, 1);
 	assert_int_equal(created2, 2);
 	assert_int_equal(destroyed, 1);
@@ -185,9 +189,8 @@ static void test_continue_close_in_create(void **state)
 
 	(void)state;
 	require_uprobes();
-	h = open_sdt(sdt_prog, &p);
 	nested_continue = nested_close = TNFCTL_ERR_NONE;
-	tl_assert_err(tnfctl_register_funcs(h, misuse, NULL), TNFCTL_ERR_NONE);
+	h = registered(sdt_prog, &p, misuse, NULL);
 	tl_assert_err(nested_continue, TNFCTL_ERR_BADARG);
 	tl_assert_err(nested_close, TNFCTL_ERR_BADARG);
 	tl_assert_all_stopped(p->pid, "after the callbacks");

@@ -97,16 +97,11 @@ void ktf_forget(void)
 	tnf_runtime.state = TNF_STATE_NOBUFFER;
 }
 
-/*
- * The file stays the writer's, complete (every block released), for a
- * later USDT session of this process to write on into (usdt_trace.c).
- */
-void ktf_pause(void)
+/* Every CPU's block released: the file is complete. */
+static void release_writers(void)
 {
 	unsigned int i;
 
-	if (!tnf_buf.base || tnf_pid != getpid())
-		return;
 	for (i = 0; i < ncpus; i++)
 		tnf_block_release(&cpus[i]);
 	free(cpus);
@@ -115,18 +110,19 @@ void ktf_pause(void)
 	msync(tnf_buf.base, tnf_buf.size, MS_SYNC);
 }
 
+/* The file stays the writer's, complete, for a later USDT session of this process (usdt_trace.c).
+ */
+void ktf_pause(void)
+{
+	if (tnf_buf.base && tnf_pid == getpid())
+		release_writers();
+}
+
 void ktf_close(void)
 {
-	unsigned int i;
-
 	if (!tnf_buf.base)
 		return;
-	for (i = 0; i < ncpus; i++)
-		tnf_block_release(&cpus[i]);
-	free(cpus);
-	cpus = NULL;
-	ncpus = 0;
-	msync(tnf_buf.base, tnf_buf.size, MS_SYNC);
+	release_writers();
 	munmap(tnf_buf.base, tnf_buf.size);
 	memset(&tnf_buf, 0, sizeof(tnf_buf));
 	tnf_runtime.state = TNF_STATE_NOBUFFER;
