@@ -50,11 +50,18 @@ static void end_sdt(tnfctl_handle_t *h, struct tl_proc *p)
 
 static int created, created2, destroyed;
 
+/* One of tl_sdt's probes (a sanitizer build's programs also load libstdc++'s). */
+static bool sdt_probe(tnfctl_handle_t *h, tnfctl_probe_t *p)
+{
+	tnfctl_probe_state_t st;
+
+	tl_assert_err(tnfctl_probe_state_get(h, p, &st), TNFCTL_ERR_NONE);
+	return strstr(st.attr_string, ";provider tl_sdt;") != NULL;
+}
+
 static void *count_create(tnfctl_handle_t *h, tnfctl_probe_t *p)
 {
-	(void)h;
-	(void)p;
-	return (void *)(intptr_t)++created;
+	return sdt_probe(h, p) ? (void *)(intptr_t)++created : NULL;
 }
 
 /* Counts the data it is given (register_funcs also gives it the NULL of a probe not created). */
@@ -103,7 +110,8 @@ static void test_register_funcs_lists_static(void **state)
 
 static void *unregister(tnfctl_handle_t *h, tnfctl_probe_t *p)
 {
-	(void)p;
+	if (!sdt_probe(h, p))
+		return NULL;
 	created++;
 	tl_assert_err(tnfctl_register_funcs(h, NULL, NULL), TNFCTL_ERR_NONE);
 	return NULL;
@@ -124,14 +132,13 @@ static void test_create_unregisters(void **state)
 
 static void *count_create2(tnfctl_handle_t *h, tnfctl_probe_t *p)
 {
-	(void)h;
-	(void)p;
-	return (void *)(intptr_t)(100 + ++created2);
+	return sdt_probe(h, p) ? (void *)(intptr_t)(100 + ++created2) : NULL;
 }
 
 static void *reregister(tnfctl_handle_t *h, tnfctl_probe_t *p)
 {
-	(void)p;
+	if (!sdt_probe(h, p))
+		return NULL;
 	created++;
 	tl_assert_err(tnfctl_register_funcs(h, count_create2, NULL), TNFCTL_ERR_NONE);
 	return (void *)(intptr_t)1;
@@ -143,7 +150,7 @@ static tnfctl_errcode_t check_data(tnfctl_handle_t *h, tnfctl_probe_t *p, void *
 
 	(void)cd;
 	tl_assert_err(tnfctl_probe_state_get(h, p, &st), TNFCTL_ERR_NONE);
-	if ((intptr_t)st.client_registered_data <= 100)
+	if (sdt_probe(h, p) && (intptr_t)st.client_registered_data <= 100)
 		fail_msg("probe %lu: data %p, not the second create's", st.id,
 			 st.client_registered_data);
 	return TNFCTL_ERR_NONE;
@@ -166,6 +173,79 @@ static void test_create_registers_again(void **state)
 	assert_int_equal(created2, 2);
 	assert_int_equal(destroyed, 1);
 	tl_assert_err(tnfctl_probe_apply(h, check_data, NULL), TNFCTL_ERR_NONE);
+	end_sdt(h, p);
+}
+
+static tnfctl_handle_t *cb_handle;
+static tnfctl_errcode_t nested_register, nested_apply;
+
+static tnfctl_errcode_t nop(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
+{
+	(void)h;
+	(void)p;
+	(void)cd;
+	return TNFCTL_ERR_NONE;
+}
+
+static void *alloc_create(tnfctl_handle_t *h, tnfctl_probe_t *p)
+{
+	(void)h;
+	(void)p;
+	created++;
+	return malloc(16);
+}
+
+/* Calls the library on the handle, then frees its datum. */
+static void calling_destroy(void *cd)
+{
+	if (!cd)
+		return;
+	destroyed++;
+	nested_register = tnfctl_register_funcs(cb_handle, NULL, NULL);
+	nested_apply = tnfctl_probe_apply(cb_handle, nop, NULL);
+	free(cd);
+}
+
+/*
+ * A destroy callback that calls the library on the handle: BADARG, and
+ * each datum is destroyed once (a nested register_funcs destroyed them
+ * all again: a double free).
+ */
+static void test_destroy_calls_refused(void **state)
+{
+	struct tl_proc *p;
+
+	(void)state;
+	require_uprobes();
+	cb_handle = registered(sdt_prog, &p, alloc_create, calling_destroy);
+	assert_true(created >= 2);
+	nested_register = nested_apply = TNFCTL_ERR_NONE;
+	tl_assert_err(tnfctl_register_funcs(cb_handle, NULL, NULL), TNFCTL_ERR_NONE);
+	assert_int_equal(destroyed, created);
+	tl_assert_err(nested_register, TNFCTL_ERR_BADARG);
+	tl_assert_err(nested_apply, TNFCTL_ERR_BADARG);
+	end_sdt(cb_handle, p);
+}
+
+static void *check_libs_create(tnfctl_handle_t *h, tnfctl_probe_t *p)
+{
+	if (!sdt_probe(h, p))
+		return NULL;
+	if (!created++)
+		tl_assert_err(tnfctl_check_libs(h), TNFCTL_ERR_NONE);
+	return NULL;
+}
+
+/* tnfctl_check_libs from a create callback: the other probes still get theirs (none did). */
+static void test_check_libs_in_create(void **state)
+{
+	struct tl_proc *p;
+	tnfctl_handle_t *h;
+
+	(void)state;
+	require_uprobes();
+	h = registered(sdt_prog, &p, check_libs_create, NULL);
+	assert_int_equal(created, 2);
 	end_sdt(h, p);
 }
 
@@ -303,6 +383,8 @@ int main(void)
 		TL_TEST(test_create_unregisters),
 		TL_TEST(test_create_registers_again),
 		TL_TEST(test_continue_close_in_create),
+		TL_TEST(test_destroy_calls_refused),
+		TL_TEST(test_check_libs_in_create),
 		TL_TEST(test_enable_under_signals),
 		TL_TEST(test_exec_old_probes_invalid),
 		TL_FINAL_TEST,

@@ -675,12 +675,37 @@ static void test_api_noprobes_startup_signal(void **state)
 
 /*
  * Two targets controlled one after the other, their sessions apart (the
- * first handle closed before the second enables), with one file named:
- * the second session writes on into the first one's file, so both
- * targets' records are there (a new file replaced it: prex -f kept only
- * the last processes' records).
+ * first handle closed before the second enables), with one file named
+ * (spelt another way the second time): the second session writes on into
+ * the first one's file, so both targets' records are there (a new file
+ * replaced it: prex -f kept only the last processes' records), under the
+ * one type record the probe's attributes have.
  */
 static void test_usdt_file_kept_across_sessions(void **state)
+{
+	static char dumped[65536];
+	struct np_seen s1 = {0}, s2 = {0};
+	char path[PATH_MAX], other[PATH_MAX], file[PATH_MAX];
+
+	(void)state;
+	require_uprobes();
+	snprintf(path, sizeof(path), "%s/kept.usdt", tmpdir);
+	snprintf(other, sizeof(other), "%s/./kept.usdt", tmpdir);
+	sdt_fire(sdt_prog, path, 2, &s1, file, sizeof(file));
+	sdt_fire(sdt_prog, other, 3, &s2, file, sizeof(file));
+	assert_int_equal(dump(path, dumped, sizeof(dumped)), 0);
+	unlink(path);
+	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: 1 arg1: 3"), 2);
+	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: 2 arg1: 6"), 1);
+	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: "), 5);
+	assert_int_equal(count_lines_with(dumped, "tnf_name: \"tick\"", NULL), 1);
+}
+
+/*
+ * The file is truncated between two sessions: the second makes a new one
+ * (it wrote on through its old mapping: SIGBUS).
+ */
+static void test_usdt_file_truncated_between_sessions(void **state)
 {
 	static char dumped[65536];
 	struct np_seen s1 = {0}, s2 = {0};
@@ -688,14 +713,13 @@ static void test_usdt_file_kept_across_sessions(void **state)
 
 	(void)state;
 	require_uprobes();
-	snprintf(path, sizeof(path), "%s/kept.usdt", tmpdir);
+	snprintf(path, sizeof(path), "%s/cut.usdt", tmpdir);
 	sdt_fire(sdt_prog, path, 2, &s1, file, sizeof(file));
+	assert_int_equal(truncate(path, 0), 0);
 	sdt_fire(sdt_prog, path, 3, &s2, file, sizeof(file));
 	assert_int_equal(dump(path, dumped, sizeof(dumped)), 0);
 	unlink(path);
-	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: 1 arg1: 3"), 2);
-	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: 2 arg1: 6"), 1);
-	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: "), 5);
+	assert_int_equal(count_lines_with(dumped, " tick ", "arg0: "), 3);
 }
 
 static char plant_path[PATH_MAX];
@@ -1228,6 +1252,7 @@ int main(void)
 		TL_TEST(test_api_noprobes_startup_lists),
 		TL_TEST(test_api_noprobes_startup_signal),
 		TL_TEST(test_usdt_file_kept_across_sessions),
+		TL_TEST(test_usdt_file_truncated_between_sessions),
 		TL_TEST(test_usdt_file_no_temporary_name),
 		TL_TEST(test_fork_child_own_session),
 		TL_TEST(test_fork_child_keeps_callers_fds),

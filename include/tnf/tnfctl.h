@@ -573,7 +573,8 @@ tnfctl_errcode_t tnfctl_buffer_alloc(tnfctl_handle_t *hndl, const char *trace_fi
  *           its USDT probes for it (tnfctl_pid_open_flags).  NULL for none.
  * @destroy: called with that data for every probe handle ever created
  *           (dlclosed ones included) when the handle is closed, and for
- *           every existing probe when another pair is registered.
+ *           every existing probe when another pair is registered; calls
+ *           on the handle from it are BADARG.
  * Errors: TNFCTL_ERR_BADARG for a NULL handle.
  */
 tnfctl_errcode_t tnfctl_register_funcs(tnfctl_handle_t *hndl,

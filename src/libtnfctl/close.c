@@ -2,13 +2,13 @@
 /* tnfctl_close (tnfctl_close(3TNF)). */
 #include "internal.h"
 
-/* From a create callback (the handle is in use below it): BADARG. */
+/* From a create or destroy callback (the handle is in use below it): BADARG. */
 static bool in_callback(tnfctl_handle_t *h)
 {
 	bool in;
 
 	pthread_mutex_lock(&h->lock);
-	in = h->pr.in_create != 0;
+	in = h->pr.in_create || h->pr.in_destroy;
 	pthread_mutex_unlock(&h->lock);
 	return in;
 }

@@ -67,7 +67,7 @@ static tnfctl_errcode_t continue_handle(tnfctl_handle_t *h, tnfctl_event_t *evt,
 	if (!h || !evt || h->pr.mode != TNF_MODE_DIRECT)
 		return TNFCTL_ERR_BADARG;
 	pthread_mutex_lock(&h->lock);
-	if (h->pr.in_create) { /* called from a create callback */
+	if (h->pr.in_create || h->pr.in_destroy) { /* called from a callback */
 		err = TNFCTL_ERR_BADARG;
 		goto out;
 	}

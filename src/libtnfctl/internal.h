@@ -77,6 +77,7 @@ struct tnf_probes {
 	bool usdt_only;		   /* NOPROBES: USDT probes only, no runtime (probes.c) */
 	bool usdt_asked;	   /* NOPROBES: a probe call came (tnf_probes_startup_wanted) */
 	unsigned in_create;	   /* create callbacks running: no continue, no close (BADARG) */
+	unsigned in_destroy;	   /* destroy callbacks running: no register_funcs either */
 	unsigned funcs_gen;	   /* register_funcs calls, to tell a callback's own */
 };
 

@@ -30,6 +30,53 @@ void tnf_set_broken(void)
 static struct tnf_thread *cpus;
 static unsigned int ncpus;
 
+/*
+ * The probe types in the file, by attribute string: a probe of another
+ * process, handle or (kept file) session with the same attributes takes
+ * the same tag rather than a new type record each (tag space is never
+ * reclaimed: a long prex -f filled it).
+ */
+struct known_type {
+	struct known_type *next;
+	uint32_t tag;
+	char attrs[];
+};
+static struct known_type *known;
+
+static void known_forget(void)
+{
+	struct known_type *k, *n;
+
+	for (k = known; k; k = n) {
+		n = k->next;
+		free(k);
+	}
+	known = NULL;
+}
+
+static uint32_t known_tag(const char *attrs)
+{
+	struct known_type *k;
+
+	for (k = known; attrs && k; k = k->next)
+		if (!strcmp(k->attrs, attrs))
+			return k->tag;
+	return 0;
+}
+
+static void known_add(const char *attrs, uint32_t tag)
+{
+	size_t n = attrs ? strlen(attrs) + 1 : 0;
+	struct known_type *k = n ? malloc(sizeof(*k) + n) : NULL;
+
+	if (!k)
+		return; /* written again next time */
+	k->tag = tag;
+	memcpy(k->attrs, attrs, n);
+	k->next = known;
+	known = k;
+}
+
 static const struct tnf_type_desc kinds[TNF_K_MAX] = {
 #define K(k) [k] = {k, 0, NULL, NULL}
 	K(TNF_K_PROBE_EVENT), K(TNF_K_TIME_DELTA), K(TNF_K_CHAR),   K(TNF_K_INT8),
@@ -63,6 +110,7 @@ int ktf_open(int fd, uint64_t size)
 	if (p == MAP_FAILED)
 		return -errno;
 	tnf_types_reset();
+	known_forget();
 	tnf_buf.size = (uint32_t)size & ~(TNF_BLOCK_SIZE - 1);
 	tnf_buf.log_size = log2_ceil(tnf_buf.size);
 	tnf_buf.ndata = (tnf_buf.size - TNF_DATA_START) / TNF_BLOCK_SIZE;
@@ -92,6 +140,7 @@ void ktf_forget(void)
 	free(cpus);
 	cpus = NULL;
 	ncpus = 0;
+	known_forget();
 	munmap(tnf_buf.base, tnf_buf.size);
 	memset(&tnf_buf, 0, sizeof(tnf_buf));
 	tnf_runtime.state = TNF_STATE_NOBUFFER;
@@ -123,6 +172,7 @@ void ktf_close(void)
 	if (!tnf_buf.base)
 		return;
 	release_writers();
+	known_forget();
 	munmap(tnf_buf.base, tnf_buf.size);
 	memset(&tnf_buf, 0, sizeof(tnf_buf));
 	tnf_runtime.state = TNF_STATE_NOBUFFER;
@@ -250,8 +300,10 @@ void ktf_event(struct kt_probe *p, const struct kt_hdr *h, const uint8_t *fixed,
 	if (!p->cb.slot_types)
 		build_type(p);
 	tag = (uint32_t)p->cb.index;
-	if (!tag)
-		tag = tnf_probe_tag(&p->cb);
+	if (!tag && (tag = known_tag(p->cb.attrs)))
+		p->cb.index = tag;
+	if (!tag && (tag = tnf_probe_tag(&p->cb)))
+		known_add(p->cb.attrs, tag);
 	if (!tag) {
 		tnf_drop(TNF_DROP_NOSPACE);
 		return;

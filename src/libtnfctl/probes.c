@@ -317,6 +317,23 @@ static void run_create(struct tnfctl_handle *h)
 	}
 }
 
+/* The destroy callback on every probe's data, once: calls on @h from it are BADARG. */
+static void destroy_all(struct tnfctl_handle *h)
+{
+	void (*destroy)(void *) = h->pr.destroy;
+	struct tnfctl_probe_handle *p;
+	void *cd;
+
+	h->pr.in_destroy++;
+	for (p = h->pr.all; p; p = p->next_all) {
+		cd = p->client_data;
+		p->client_data = NULL;
+		if (destroy)
+			destroy(cd);
+	}
+	h->pr.in_destroy--;
+}
+
 tnfctl_errcode_t tnf_probes_sync(struct tnfctl_handle *h)
 {
 	struct sync_ctx c = {.h = h};
@@ -351,8 +368,10 @@ tnfctl_errcode_t tnf_probes_sync(struct tnfctl_handle *h)
 	for (o = h->pr.objs; o && !err; o = o->next)
 		if (o->is_new && !o->probes)
 			err = add_probes(h, o);
+	/* (a sync from a create callback leaves the probes due before it due) */
 	for (p = h->pr.all; p; p = p->next_all)
-		p->create_due = p->new_probe && p->valid;
+		if (p->new_probe && p->valid)
+			p->create_due = true;
 	run_create(h);
 	return err;
 }
@@ -400,10 +419,9 @@ void tnf_probes_release(struct tnfctl_handle *h)
 	struct tnf_chain_ent *c, *cn;
 	struct tnf_obj *o, *on;
 
+	destroy_all(h);
 	for (p = h->pr.all; p; p = pn) {
 		pn = p->next_all;
-		if (h->pr.destroy)
-			h->pr.destroy(p->client_data);
 		tnf_usdt_free(p->usdt);
 		free(p->attrs);
 		free(p->func_names);
@@ -532,6 +550,8 @@ tnfctl_errcode_t tnf_probes_startup(struct tnfctl_handle *h)
 /* As tnf_probes_usable(), for probe calls: USDT probes will do. */
 tnfctl_errcode_t tnf_probes_usable_usdt(struct tnfctl_handle *h)
 {
+	if (h->pr.in_destroy)
+		return TNFCTL_ERR_BADARG;
 	if (h->pr.ready || !(h->open_flags & TNFCTL_OPEN_NOPROBES) || h->pr.mode != TNF_MODE_DIRECT)
 		return tnf_probes_usable(h);
 	if (h->state != TNF_H_STOPPED)
@@ -542,6 +562,8 @@ tnfctl_errcode_t tnf_probes_usable_usdt(struct tnfctl_handle *h)
 /* Whether @h (locked) takes probe and buffer calls now. */
 tnfctl_errcode_t tnf_probes_usable(struct tnfctl_handle *h)
 {
+	if (h->pr.in_destroy) /* called from a destroy callback */
+		return TNFCTL_ERR_BADARG;
 	if (!h->pr.ready && (h->open_flags & TNFCTL_OPEN_NOPROBES))
 		return TNFCTL_ERR_NOLIBTNFPROBE;
 	if (!h->pr.ready)
@@ -578,11 +600,11 @@ TNF_API tnfctl_errcode_t tnfctl_register_funcs(tnfctl_handle_t *h,
 	if (!h)
 		return TNFCTL_ERR_BADARG;
 	pthread_mutex_lock(&h->lock);
-	if (h->pr.destroy)
-		for (p = h->pr.all; p; p = p->next_all)
-			h->pr.destroy(p->client_data);
-	for (p = h->pr.all; p; p = p->next_all)
-		p->client_data = NULL;
+	if (h->pr.in_destroy) {
+		pthread_mutex_unlock(&h->lock);
+		return TNFCTL_ERR_BADARG;
+	}
+	destroy_all(h);
 	h->pr.funcs_gen++;
 	h->pr.create = NULL;
 	h->pr.destroy = NULL;

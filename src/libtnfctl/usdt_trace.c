@@ -77,8 +77,7 @@ static uint64_t us_gen;
  */
 static struct {
 	char *path;
-	dev_t dev;
-	ino_t ino;
+	struct stat st; /* as the session left it: another write or a truncate changes it */
 	pid_t pid;
 } kept;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
@@ -248,13 +247,24 @@ static int inst_new(struct us_session *s)
 	return 0;
 }
 
-/* The kept file, if it is @path's and still ours to write. */
+static bool same_time(struct timespec a, struct timespec b)
+{
+	return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+/*
+ * The kept file, if @path names it (however spelt) and it is as the last
+ * session left it: a file truncated or rewritten since is another's (the
+ * writer's state no longer matches it; a truncated one faulted SIGBUS).
+ */
 static bool kept_reusable(const char *path)
 {
 	struct stat st;
 
-	return kept.path && kept.pid == getpid() && !strcmp(kept.path, path) && !ktf_broken() &&
-	       !lstat(path, &st) && st.st_dev == kept.dev && st.st_ino == kept.ino;
+	return kept.path && kept.pid == getpid() && !ktf_broken() && !lstat(path, &st) &&
+	       st.st_dev == kept.st.st_dev && st.st_ino == kept.st.st_ino &&
+	       st.st_size == kept.st.st_size && same_time(st.st_mtim, kept.st.st_mtim) &&
+	       same_time(st.st_ctim, kept.st.st_ctim);
 }
 
 static void kept_release(void)
@@ -292,11 +302,12 @@ static void session_free(struct us_session *s, bool keep)
 	free(s->inst);
 	if (s->stop_fd >= 0)
 		close(s->stop_fd);
-	if (keep && s->file) {
+	if (keep && s->file)
 		ktf_pause();
+	/* kept only if its path still names it, as it is now (written out) */
+	if (keep && s->file && !lstat(s->file, &kept.st) && kept.st.st_dev == s->dev &&
+	    kept.st.st_ino == s->ino) {
 		kept.path = s->file;
-		kept.dev = s->dev;
-		kept.ino = s->ino;
 		kept.pid = getpid();
 		s->file = NULL;
 	} else {
@@ -361,8 +372,8 @@ static tnfctl_errcode_t session_new(struct tnfctl_handle *h, pid_t pid)
 	}
 	if (kept_reusable(path)) {
 		reuse = true;
-		s->dev = kept.dev;
-		s->ino = kept.ino;
+		s->dev = kept.st.st_dev;
+		s->ino = kept.st.st_ino;
 		free(kept.path);
 		kept.path = NULL;
 	} else {
