@@ -575,7 +575,8 @@ tnfctl_errcode_t tnfctl_buffer_alloc(tnfctl_handle_t *hndl, const char *trace_fi
  *           (dlclosed ones included) when the handle is closed, and for
  *           every existing probe when another pair is registered; calls
  *           on the handle from it are BADARG.
- * Errors: TNFCTL_ERR_BADARG for a NULL handle.
+ * Errors: TNFCTL_ERR_BADARG for a NULL handle, or a call from a destroy
+ * callback.
  */
 tnfctl_errcode_t tnfctl_register_funcs(tnfctl_handle_t *hndl,
 				       void *(*create)(tnfctl_handle_t *, tnfctl_probe_t *),
