@@ -223,15 +223,8 @@ static int inst_new(struct us_session *s)
 		e = bpf_map__reuse_fd(sk->maps.us_rb, bpf_map__fd(first->skel->maps.us_rb)) ?:
 		    bpf_map__reuse_fd(sk->maps.us_buf, bpf_map__fd(first->skel->maps.us_buf)) ?:
 		    bpf_map__reuse_fd(sk->maps.us_lost, bpf_map__fd(first->skel->maps.us_lost));
-	if (!e) {
-		sigset_t all, old;
-
-		/* the verifier gives up (EAGAIN) on a pending signal: kicked, never loaded */
-		sigfillset(&all);
-		pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (!e)
 		e = usdt_bpf__load(sk);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	}
 	memset(&pi, 0, sizeof(pi));
 	if (!e && bpf_obj_get_info_by_fd(bpf_program__fd(sk->progs.usdt_hit), &pi, &len))
 		e = -errno;
@@ -493,11 +486,20 @@ static tnfctl_errcode_t attach_tracked(struct tnf_usdt *u, const struct bpf_usdt
 	return err;
 }
 
+/*
+ * With the caller's signals held: the verifier gives up (EAGAIN) on a
+ * pending signal, in the session's load and in libbpf's feature probes at
+ * the first attach, so a caller signalled every few ms (prex's ^C kick)
+ * never enabled a probe (INTERNAL).
+ */
 tnfctl_errcode_t tnf_usdt_attach(struct tnfctl_handle *h, struct tnf_usdt *u)
 {
 	LIBBPF_OPTS(bpf_usdt_opts, o);
 	tnfctl_errcode_t err = TNFCTL_ERR_NONE;
+	sigset_t all, old;
 
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	pthread_mutex_lock(&us_lock);
 	if (!us)
 		err = session_new(h, u->pid);
@@ -510,6 +512,7 @@ tnfctl_errcode_t tnf_usdt_attach(struct tnfctl_handle *h, struct tnf_usdt *u)
 	if (!err)
 		h->pr.usdt_used = true;
 	pthread_mutex_unlock(&us_lock);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return err;
 }
 
