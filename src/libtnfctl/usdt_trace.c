@@ -387,8 +387,9 @@ static tnfctl_errcode_t session_new(struct tnfctl_handle *h, pid_t pid)
 		s->ino = st.st_ino;
 	}
 	pthread_once(&fork_once, fork_install);
+	s->file = strdup(path);
 	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	e = s->stop_fd < 0 ? -errno : 0;
+	e = !s->file ? -ENOMEM : s->stop_fd < 0 ? -errno : 0;
 	tnf_usdt_fds_lock();
 	if (!e)
 		e = inst_new(s);
@@ -398,13 +399,9 @@ static tnfctl_errcode_t session_new(struct tnfctl_handle *h, pid_t pid)
 		e = -errno;
 	if (!e)
 		e = -pthread_create(&s->thread, NULL, consumer, s);
-	if (!e && !(s->file = strdup(path)))
-		e = -ENOMEM;
 	err = e ? tnf_kernel_err(e) : reuse ? TNFCTL_ERR_NONE : tnf_tmpfile_commit(&tf);
 	if (err) {
 		/* a new file is closed and goes; a kept one stays kept */
-		if (!s->file && reuse)
-			s->file = strdup(path);
 		session_free(s, reuse);
 		if (!reuse)
 			tnf_tmpfile_discard(&tf);
