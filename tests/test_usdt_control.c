@@ -8,7 +8,9 @@
  * probe, which is a USDT probe too, is listed once; prex -f on a tree
  * (tl_sdt_tree) records the hits of a forked child and an exec'd image.
  */
+#include <dlfcn.h>
 #include <glob.h>
+#include <poll.h>
 #include <linux/perf_event.h>
 #include <sys/inotify.h>
 #include <sys/syscall.h>
@@ -570,6 +572,28 @@ static void test_static_program_sdt(void **state)
 
 static int throw_created, throw_raise;
 static volatile sig_atomic_t got_usr1;
+static volatile int wait_blind;
+
+/*
+ * The library's waits (libtnfctl's ppoll is this one): armed, SIGUSR1
+ * stays blocked in them, as when the reply is queued before the wait
+ * looks (a target quicker than a descheduled caller).
+ */
+int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
+{
+	static int (*real)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
+	sigset_t m;
+
+	if (!real)
+		real = (int (*)(struct pollfd *, nfds_t, const struct timespec *,
+				const sigset_t *))dlsym(RTLD_NEXT, "ppoll");
+	if (wait_blind && mask) {
+		m = *mask;
+		sigaddset(&m, SIGUSR1);
+		mask = &m;
+	}
+	return real(fds, n, ts, mask);
+}
 
 static void on_usr1(int sig)
 {
@@ -597,7 +621,9 @@ static void *enable_throw(tnfctl_handle_t *h, tnfctl_probe_t *p)
  * are NOLIBTNFPROBE; the create callback enables libstdcxx:throw when the
  * continue lists the start-up objects' probes.  With @sig, the callback
  * raises SIGUSR1 (a handler without SA_RESTART) in the caller: the first
- * event is EINTR.  Then the EXIT; every throw recorded.
+ * event is EINTR, even when the wait would find a reply before the signal
+ * (wait_blind: the target was continued, and exited first).  Then the
+ * EXIT; every throw recorded.
  */
 static void startup_run(bool sig)
 {
@@ -625,7 +651,9 @@ static void startup_run(bool sig)
 	sigaction(SIGUSR1, &sa, &old);
 	tl_assert_err(tnfctl_register_funcs(h, enable_throw, NULL), TNFCTL_ERR_NONE);
 	assert_int_equal(throw_created, 0);
+	wait_blind = sig;
 	tl_assert_err(tnfctl_continue(h, &evt, NULL), TNFCTL_ERR_NONE);
+	wait_blind = 0;
 	sigaction(SIGUSR1, &old, NULL);
 	unsetenv("TNFCTL_USDT_FILE");
 	assert_int_equal(throw_created, 1);

@@ -916,6 +916,21 @@ tnfctl_errcode_t tnf_client_wait_intr(struct tnfctl_handle *h, const sigset_t *c
 	return err;
 }
 
+/* A signal pending that @callers does not block (not our wake-up): a wait would end EINTR. */
+bool tnf_client_signal_pending(const sigset_t *callers)
+{
+	sigset_t p;
+	int sig;
+
+	if (sigpending(&p))
+		return false;
+	for (sig = 1; sig < NSIG; sig++)
+		if (sigismember(&p, sig) == 1 && !sigismember(callers, sig) &&
+		    !(sig == wake_sig && wake_sig_ours()))
+			return true;
+	return false;
+}
+
 tnfctl_errcode_t tnf_client_wait(struct tnfctl_handle *h, struct tnf_rep *rep)
 {
 	return tnf_client_wait_fd(h, rep, NULL);

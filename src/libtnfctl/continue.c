@@ -86,18 +86,30 @@ static tnfctl_errcode_t continue_handle(tnfctl_handle_t *h, tnfctl_event_t *evt,
 	}
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &callers);
-	/*
-	 * rtld's start-up stop is no event: its probes are listed, and on.  A
-	 * signal meanwhile stays pending for the next wait (EINTR).
-	 */
-	do {
+	/* rtld's start-up stop is no event: its probes are listed, and on. */
+	for (;;) {
 		req.arg = tnf_probes_startup_wanted(h) ? TNF_CONT_STARTUP : 0;
 		err = tnf_client_request(h, &req);
 		if (!err)
 			err = wait_event(h, &callers, req.child_hid, cs, &rep);
 		if (!err)
 			err = rep.err;
-	} while (!err && (rep.flags & TNF_REPF_STARTUP) && !(err = tnf_probes_startup(h)));
+		if (err || !(rep.flags & TNF_REPF_STARTUP))
+			break;
+		err = tnf_probes_startup(h);
+		if (err)
+			break;
+		/*
+		 * A signal taken while they were listed is the EINTR, the
+		 * target kept there (the next wait could find the reply of
+		 * a target that ran on first).
+		 */
+		if (tnf_client_signal_pending(&callers)) {
+			rep.event = TNFCTL_EVENT_EINTR;
+			rep.flags = 0;
+			break;
+		}
+	}
 	pthread_sigmask(SIG_SETMASK, &callers, NULL);
 	if (err) {
 		if (err == TNFCTL_ERR_NOPROCESS)

@@ -161,6 +161,7 @@ bool tnf_client_inherited(struct tnfctl_handle *h);
 /* Interrupted by the caller's signals (tnfctl_continue); every signal blocked on entry. */
 tnfctl_errcode_t tnf_client_wait_intr(struct tnfctl_handle *h, const sigset_t *callers,
 				      uint32_t child_hid, struct tnf_rep *rep);
+bool tnf_client_signal_pending(const sigset_t *callers);
 uint32_t tnf_client_new_hid(struct tnfctl_handle *parent);
 void tnf_client_drop_hid(struct tnfctl_handle *h, uint32_t hid);
 tnfctl_errcode_t tnf_client_adopt(struct tnfctl_handle *parent, uint32_t hid, pid_t pid,
