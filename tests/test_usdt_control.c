@@ -625,17 +625,18 @@ static void *enable_throw(tnfctl_handle_t *h, tnfctl_probe_t *p)
  * (wait_blind: the target was continued, and exited first).  Then the
  * EXIT; every throw recorded.
  */
-static void startup_run(bool sig)
+static void startup_run(bool sig, int throws)
 {
 	static char dumped[65536];
-	char prog[PATH_MAX], file[PATH_MAX];
-	char *argv[] = {prog, "5", NULL};
+	char prog[PATH_MAX], file[PATH_MAX], n[16], said[PATH_MAX + 32];
+	char *argv[] = {prog, n, NULL};
 	struct sigaction sa = {.sa_handler = on_usr1}, old;
 	tnfctl_event_info_t info;
 	tnfctl_handle_t *h;
 	tnfctl_event_t evt;
 
 	tl_path_of(prog, "tests/helpers/tl_throw");
+	snprintf(n, sizeof(n), "%d", throws);
 	snprintf(file, sizeof(file), "%s/startup.usdt", tmpdir);
 	setenv("TNFCTL_USDT_FILE", file, 1);
 	tl_assert_err(
@@ -668,11 +669,15 @@ static void startup_run(bool sig)
 	}
 	assert_int_equal(evt, TNFCTL_EVENT_EXIT);
 	tl_info(h, &info);
-	assert_int_equal(info.exit_status, 0); /* caught 5 of 5 */
+	assert_int_equal(info.exit_status, 0); /* caught all */
 	tl_close(h, TNFCTL_TARG_DEFAULT);
 	assert_int_equal(dump(file, dumped, sizeof(dumped)), 0);
 	unlink(file);
-	assert_int_equal(count_lines_with(dumped, " throw ", "arg0: "), 5);
+	assert_int_equal(count_lines_with(dumped, " throw ", "arg0: "), throws);
+	if (!throws) {
+		snprintf(said, sizeof(said), "tnfdump: %s has no events\n", file);
+		assert_string_equal(dumped, said);
+	}
 }
 
 /*
@@ -686,7 +691,7 @@ static void test_api_noprobes_startup_lists(void **state)
 {
 	(void)state;
 	require_uprobes();
-	startup_run(false);
+	startup_run(false, 5);
 }
 
 /*
@@ -698,7 +703,18 @@ static void test_api_noprobes_startup_signal(void **state)
 {
 	(void)state;
 	require_uprobes();
-	startup_run(true);
+	startup_run(true, 5);
+}
+
+/*
+ * A USDT probe enabled and never hit (tl_throw 0): its file is made with
+ * no event, and tnfdump says so on stderr (it printed nothing at all).
+ */
+static void test_usdt_file_no_records_said(void **state)
+{
+	(void)state;
+	require_uprobes();
+	startup_run(false, 0);
 }
 
 /*
@@ -1279,6 +1295,7 @@ int main(void)
 		TL_TEST(test_prex_follow_exec_env_i),
 		TL_TEST(test_api_noprobes_startup_lists),
 		TL_TEST(test_api_noprobes_startup_signal),
+		TL_TEST(test_usdt_file_no_records_said),
 		TL_TEST(test_usdt_file_kept_across_sessions),
 		TL_TEST(test_usdt_file_truncated_between_sessions),
 		TL_TEST(test_usdt_file_no_temporary_name),

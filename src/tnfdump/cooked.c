@@ -249,6 +249,11 @@ static void header(FILE *out)
 		"---", "-------------------------", "------------------------");
 }
 
+size_t table_len(const struct event_table *t)
+{
+	return t->n;
+}
+
 void cooked_print(struct event_table *t, FILE *out)
 {
 	int64_t base, now, last = 0;

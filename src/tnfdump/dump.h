@@ -31,6 +31,8 @@ void table_free(struct event_table *t);
 /* A probe description prints its line now; an event joins the table. */
 int cooked_record(struct event_table *t, FILE *out, struct tnf_file *f, struct tnf_datum rec,
 		  bool hex);
+/* The events in @t so far. */
+size_t table_len(const struct event_table *t);
 /* The header and the events sorted by time (nothing if there are none). */
 void cooked_print(struct event_table *t, FILE *out);
 /*

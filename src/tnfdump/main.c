@@ -202,6 +202,7 @@ static int dump_file(const char *path, const struct options *o)
 {
 	struct tnf_datum rec = {0, NULL};
 	struct tnf_file *f;
+	size_t before;
 	int err;
 
 	err = tnf_open(path, &f);
@@ -223,6 +224,7 @@ static int dump_file(const char *path, const struct options *o)
 		tnf_close(f);
 		return err;
 	}
+	before = o->raw ? 0 : table_len(o->table);
 	while ((err = tnf_record_next(f, &rec)) > 0) {
 		err = one_record(o, f, rec);
 		if (err)
@@ -230,6 +232,8 @@ static int dump_file(const char *path, const struct options *o)
 	}
 	if (err)
 		file_error(path, err, f);
+	else if (!o->raw && table_len(o->table) == before) /* a USDT probe enabled, never hit */
+		fprintf(stderr, "tnfdump: %s has no events\n", path);
 	tnf_close(f);
 	return err ? 1 : 0;
 }
