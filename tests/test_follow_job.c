@@ -971,7 +971,7 @@ static char prex_home[64], prex_trace[64];
 static void prex_pty_start(struct pty_run *t, const char *const *args)
 {
 	struct winsize ws = {.ws_row = 24, .ws_col = 200};
-	char prex[PATH_MAX + 16], homevar[80], *argv[16], **env;
+	char prex[PATH_MAX + 16], homevar[80], usdt[80], *argv[16], **env;
 	const char *extra[] = {homevar, NULL};
 	pid_t pid;
 	int i;
@@ -986,6 +986,10 @@ static void prex_pty_start(struct pty_run *t, const char *const *args)
 		argv[i + 1] = strcmp(args[i], "@trace") ? (char *)args[i] : prex_trace;
 	argv[i + 1] = NULL;
 	mkdir(prex_home, 0700);
+	tl_track_path(prex_home);
+	tl_track_path(prex_trace);
+	snprintf(usdt, sizeof(usdt), "%s.usdt", prex_trace);
+	tl_track_path(usdt);
 	env = tl_env_build(extra);
 	fflush(stdout);
 	fflush(stderr);

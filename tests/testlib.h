@@ -64,6 +64,7 @@ extern char **environ;
 #define TL_MAX_PIDS    4096
 #define TL_MAX_HANDLES 64
 #define TL_MAX_THREADS 32
+#define TL_MAX_PATHS 8
 #define TL_MAX_PROCS   16
 #define TL_MAX_TASKS   256
 
@@ -103,6 +104,9 @@ struct tl_state {
 	/* threads a test started (joined in the teardown) */
 	pthread_t threads[TL_MAX_THREADS];
 	int nthreads;
+	/* files and empty directories a test made (removed in the teardown) */
+	char paths[TL_MAX_PATHS][PATH_MAX];
+	int npaths;
 	struct tl_proc procs[TL_MAX_PROCS];
 	/* watchdog */
 	pthread_t wd_thread;
@@ -965,6 +969,18 @@ static inline void tl_untrack_handle(tnfctl_handle_t *h)
 	pthread_mutex_unlock(&tl.lock);
 }
 
+/*
+ * A file, or an empty directory, the teardown removes if it is still
+ * there (a test that fails midway leaves nothing in /tmp).
+ */
+static inline void tl_track_path(const char *path)
+{
+	pthread_mutex_lock(&tl.lock);
+	if (tl.npaths < TL_MAX_PATHS)
+		snprintf(tl.paths[tl.npaths++], PATH_MAX, "%s", path);
+	pthread_mutex_unlock(&tl.lock);
+}
+
 /* Starts a thread the teardown joins (it must end once the targets are dead). */
 static inline pthread_t tl_thread_start(void *(*fn)(void *), void *arg)
 {
@@ -1795,6 +1811,13 @@ static inline int tl_teardown(void **state)
 		if (tl.pidfds[i] >= 0)
 			close(tl.pidfds[i]);
 	tl.npids = 0;
+	/* the last made first: a directory after its files */
+	while (tl.npaths > 0) {
+		const char *path = tl.paths[--tl.npaths];
+
+		if (unlink(path) && errno == EISDIR)
+			rmdir(path);
+	}
 	for (i = 0; i < TL_MAX_PROCS; i++) {
 		if (tl.procs[i].used) {
 			tl_proc_close_fds(&tl.procs[i]);
