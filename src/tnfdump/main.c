@@ -144,6 +144,13 @@ static int one_record(const struct options *o, struct tnf_file *f, struct tnf_da
 	return cooked_record(o->table, stdout, f, rec, o->hex);
 }
 
+/* Said in every format alike (-r prints the records there are). */
+static void no_events(const char *path)
+{
+	/* the USDT file of a probe enabled and never hit printed nothing at all */
+	fprintf(stderr, "tnfdump: %s has no events\n", path);
+}
+
 static int export_event(const struct options *o, struct tnf_file *f, const struct tnf_event *ev)
 {
 	if (o->format == FMT_JSON)
@@ -184,6 +191,8 @@ static int export_file(const char *path, const struct options *o, struct tnf_fil
 	bad = err != 0;
 	if (bad)
 		file_error(path, err, f);
+	else if (!n)
+		no_events(path);
 	for (i = 0; i < n; i++) {
 		err = export_event(o, f, &evs[i]);
 		if (err) {
@@ -232,8 +241,8 @@ static int dump_file(const char *path, const struct options *o)
 	}
 	if (err)
 		file_error(path, err, f);
-	else if (!o->raw && table_len(o->table) == before) /* a USDT probe enabled, never hit */
-		fprintf(stderr, "tnfdump: %s has no events\n", path);
+	else if (!o->raw && table_len(o->table) == before)
+		no_events(path);
 	tnf_close(f);
 	return err ? 1 : 0;
 }
