@@ -28,6 +28,14 @@ int tnf_obj_open(struct tnf_obj *o, int fd)
 		tnf_obj_close(o);
 		return -1;
 	}
+	/*
+	 * The file is mapped (else read in now): no descriptor per object of
+	 * each followed process (prex -f ran out of them at 250 processes).
+	 */
+	if (!elf_cntl(o->elf, ELF_C_FDREAD)) {
+		close(fd);
+		o->fd = -1;
+	}
 	return 0;
 }
 
