@@ -8,9 +8,10 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include <bpf/usdt.bpf.h>
 #include "ktrace_events.h"
 #include "usdt_events.h"
+#define BPF_USDT_MAX_SPEC_CNT US_SPECS_MAX
+#include <bpf/usdt.bpf.h>
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 

@@ -11,6 +11,8 @@
 #define US_MAX_ARGS 12 /* STAP_PROBE1..12 */
 #define US_MAX_STRS 4  /* arguments read as strings per hit (KT_MAX_STRS) */
 #define US_FIXED    (US_MAX_ARGS * 8)
+/* libbpf's spec map, an object's (BPF_USDT_MAX_SPEC_CNT): a link takes one per site at most */
+#define US_SPECS_MAX 256
 
 /*
  * The link's cookie: the probe's slot in the controller's session (low 32

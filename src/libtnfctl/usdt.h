@@ -46,6 +46,7 @@ struct tnf_usdt {
 	unsigned nfds;
 	uint32_t slot;	    /* its index in the session (0: none yet) */
 	uint64_t gen;	    /* that session's (a forked child's copy is not its own) */
+	unsigned inst;	    /* the session's BPF object its link is in */
 	struct kt_probe kp; /* its TNF type, for the writer */
 };
 

@@ -40,10 +40,15 @@
  * address in an object: a forked child's probe is at its parent's address
  * (EEXIST), so it is attached through another object.  The first owns the
  * ring buffer, the scratch and the lost counter; the others share them.
+ * An object also takes no more links than its spec map holds: a link
+ * needs a spec per site, and libbpf before 1.3 frees its list of free
+ * spec ids on an attach that fails before it took one (E2BIG, the map
+ * full: prex -f on 300 processes died of a double free in libbpf).
  */
 struct us_inst {
 	struct usdt_bpf *skel;
 	uint32_t prog_id; /* usdt_hit's, to claim its links' descriptors (usdt_fds.c) */
+	unsigned specs;	  /* spec ids its links may hold: a link's sites at most */
 };
 
 struct us_session {
@@ -435,10 +440,16 @@ static tnfctl_errcode_t add_slot(struct us_session *s, struct tnf_usdt *u)
 	return TNFCTL_ERR_NONE;
 }
 
-/* Caller holds the fds lock: @u's link gone, its descriptors no longer registered. */
+/*
+ * Caller holds us_lock and the fds lock: @u's link gone, its descriptors
+ * no longer registered, its specs free in its object.
+ */
 static void link_destroy(struct tnf_usdt *u)
 {
 	unsigned i;
+
+	if (us && u->gen == us->gen && u->inst < us->ninst)
+		us->inst[u->inst].specs -= u->sites;
 
 	for (i = 0; i < u->nfds; i++)
 		tnf_usdt_fds_del(u->fds[i]);
@@ -464,6 +475,8 @@ static tnfctl_errcode_t attach_tracked(struct tnf_usdt *u, const struct bpf_usdt
 	for (i = 0;; i++) {
 		if (i == us->ninst && (e = -inst_new(us)))
 			break;
+		if (us->inst[i].specs && us->inst[i].specs + u->sites > US_SPECS_MAX)
+			continue;
 		u->link = bpf_program__attach_usdt(us->inst[i].skel->progs.usdt_hit, u->pid,
 						   u->path, u->provider, u->name, o);
 		e = errno;
@@ -475,8 +488,12 @@ static tnfctl_errcode_t attach_tracked(struct tnf_usdt *u, const struct bpf_usdt
 		err = TNFCTL_ERR_NOPROCESS; /* the target died while stopped */
 	else if (!u->link)
 		err = tnf_kernel_err(e ? e : EINVAL);
-	else if (tnf_usdt_fds_claim(us->inst[i].prog_id, &u->fds, &u->nfds))
-		err = TNFCTL_ERR_ALLOCFAIL;
+	if (u->link) {
+		u->inst = i;
+		us->inst[i].specs += u->sites;
+		if (tnf_usdt_fds_claim(us->inst[i].prog_id, &u->fds, &u->nfds))
+			err = TNFCTL_ERR_ALLOCFAIL;
+	}
 	if (err && u->link)
 		link_destroy(u);
 	tnf_usdt_fds_unlock();
@@ -518,10 +535,10 @@ void tnf_usdt_detach(struct tnf_usdt *u)
 {
 	if (!u->link)
 		return;
+	pthread_mutex_lock(&us_lock);
 	tnf_usdt_fds_lock();
 	link_destroy(u);
 	tnf_usdt_fds_unlock();
-	pthread_mutex_lock(&us_lock);
 	if (us && u->gen == us->gen)
 		drain(us);
 	pthread_mutex_unlock(&us_lock);
