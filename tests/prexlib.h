@@ -279,14 +279,19 @@ static inline pid_t tgt_ready(struct tl_proc *p)
 	return pid;
 }
 
-/* Waits for prex to exit; returns its exit status (-1 if killed by a signal). */
-static inline int prex_wait(struct prex *x)
+/* Waits up to @ms for prex to exit; returns its exit status (-1 if killed by a signal). */
+static inline int prex_wait_ms(struct prex *x, int ms)
 {
 	int st = 0;
 
-	if (tl_waitpid_timeout(x->pid, &st, 0, tl.timeout_ms) != x->pid)
-		fail_msg("prex (pid %d) did not exit within %d ms", x->pid, tl.timeout_ms);
+	if (tl_waitpid_timeout(x->pid, &st, 0, ms) != x->pid)
+		fail_msg("prex (pid %d) did not exit within %d ms", x->pid, ms);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static inline int prex_wait(struct prex *x)
+{
+	return prex_wait_ms(x, tl.timeout_ms);
 }
 
 static inline void prex_close_fds(struct prex *x)

@@ -207,6 +207,25 @@ static inline int dump(const char *file, char *out, size_t len)
 	return run_captured(argv, "dump", out, len);
 }
 
+/* Lines of @out that contain every one of @a and @b (@b may be NULL). */
+static inline int count_lines_with(const char *out, const char *a, const char *b)
+{
+	const char *l = out;
+	int n = 0;
+
+	while (l && *l) {
+		const char *e = strchr(l, '\n');
+		char line[1024];
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+
+		snprintf(line, sizeof(line), "%.*s", (int)len, l);
+		if (strstr(line, a) && (!b || strstr(line, b)))
+			n++;
+		l = e ? e + 1 : NULL;
+	}
+	return n;
+}
+
 /* Event lines of @probe in tnfdump output (that contain @data_has, if not NULL). */
 static inline int count_events(const char *out, const char *probe, const char *data_has)
 {

@@ -35,25 +35,6 @@ static void require_uprobes(void)
 	tl_path_of(sdt_prog, "tests/helpers/tl_sdt");
 }
 
-/* Lines of @out that contain every one of @a and @b (@b may be NULL). */
-static int count_lines_with(const char *out, const char *a, const char *b)
-{
-	const char *l = out;
-	int n = 0;
-
-	while (l && *l) {
-		const char *e = strchr(l, '\n');
-		char line[1024];
-		size_t len = e ? (size_t)(e - l) : strlen(l);
-
-		snprintf(line, sizeof(line), "%.*s", (int)len, l);
-		if (strstr(line, a) && (!b || strstr(line, b)))
-			n++;
-		l = e ? e + 1 : NULL;
-	}
-	return n;
-}
-
 /* The semaphore at @addr of process @pid, read from /proc/PID/mem. */
 static unsigned read_sema(pid_t pid, uintptr_t addr)
 {

@@ -64,7 +64,7 @@ extern char **environ;
 #define TL_MAX_PIDS    4096
 #define TL_MAX_HANDLES 64
 #define TL_MAX_THREADS 32
-#define TL_MAX_PATHS 8
+#define TL_MAX_PATHS   8
 #define TL_MAX_PROCS   16
 #define TL_MAX_TASKS   256
 
@@ -698,9 +698,34 @@ static inline void tl_reap_children(void)
  * our zombie children.  What is still alive then is described in @msg
  * (if @msg), killed and reaped.  Returns the number of such leftovers.
  */
+/*
+ * Waits up to @ms for the library's link releasers (tnfctl-release, our
+ * subtree's: we are a subreaper) to end; how many are left.
+ */
+static inline int tl_wait_releasers(int ms)
+{
+	long long deadline = tl_now_ms() + ms;
+	struct tl_pinfo *ps;
+	int i, n, left;
+
+	for (;;) {
+		tl_reap_children();
+		n = tl_subtree(&ps);
+		for (i = left = 0; i < n; i++)
+			left += ps[i].state != 'Z' && ps[i].state != 'X' &&
+				!strcmp(ps[i].comm, "tnfctl-release");
+		free(ps);
+		if (!left || tl_now_ms() > deadline)
+			return left;
+		poll(NULL, 0, 100);
+	}
+}
+
 static inline int tl_sweep(int timeout_ms, char *msg, size_t msz)
 {
 	long long deadline = tl_now_ms() + timeout_ms;
+	/* the library's link releasers end by themselves, one perf link per ~0.1 s */
+	long long releasers_end = tl_now_ms() + tl.timeout_ms;
 	int leftovers = 0, killed = 0;
 
 	if (msg && msz)
@@ -708,7 +733,7 @@ static inline int tl_sweep(int timeout_ms, char *msg, size_t msz)
 	for (;;) {
 		struct pollfd pfds[64];
 		struct tl_pinfo *ps;
-		int i, n, live = 0, np = 0, left;
+		int i, n, live = 0, np = 0, left, releasers = 0;
 
 		tl_reap_children();
 		n = tl_subtree(&ps);
@@ -716,6 +741,7 @@ static inline int tl_sweep(int timeout_ms, char *msg, size_t msz)
 			if (ps[i].state == 'Z' || ps[i].state == 'X')
 				continue;
 			live++;
+			releasers += !strcmp(ps[i].comm, "tnfctl-release");
 			if (np < 64) {
 				pfds[np].fd = tl_pidfd_open(ps[i].pid);
 				pfds[np].events = POLLIN;
@@ -728,6 +754,9 @@ static inline int tl_sweep(int timeout_ms, char *msg, size_t msz)
 			break;
 		}
 		left = deadline - tl_now_ms();
+		if (left <= 0 && !killed && live && releasers == live &&
+		    tl_now_ms() < releasers_end)
+			left = 100;
 		if (left <= 0) {
 			if (killed) {
 				/* even SIGKILL did not help: report and give up */

@@ -123,8 +123,10 @@ static void obj_free(struct tnf_obj *o)
 	for (i = 0; i < o->nprobes; i++) {
 		o->probes[i]->valid = false;
 		o->probes[i]->obj = NULL;
-		if (o->probes[i]->usdt) /* its uprobes go with the object */
+		if (o->probes[i]->usdt) { /* its uprobes go with the object */
+			o->probes[i]->usdt->gone = true;
 			tnf_usdt_detach(o->probes[i]->usdt);
+		}
 	}
 	free(o->probes);
 	tnf_obj_close(o);
@@ -422,6 +424,8 @@ void tnf_probes_release(struct tnfctl_handle *h)
 	destroy_all(h);
 	for (p = h->pr.all; p; p = pn) {
 		pn = p->next_all;
+		if (p->usdt && (h->state == TNF_H_ENDED || h->state == TNF_H_GONE))
+			p->usdt->gone = true;
 		tnf_usdt_free(p->usdt);
 		free(p->attrs);
 		free(p->func_names);

@@ -47,6 +47,7 @@ struct tnf_usdt {
 	uint32_t slot;	    /* its index in the session (0: none yet) */
 	uint64_t gen;	    /* that session's (a forked child's copy is not its own) */
 	unsigned inst;	    /* the session's BPF object its link is in */
+	bool gone;	    /* its image is gone (exit, exec, unload): released off-thread */
 	struct kt_probe kp; /* its TNF type, for the writer */
 };
 

@@ -11,6 +11,7 @@
  * the kernel drops both with the link's last descriptor.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -25,6 +26,7 @@
 #include <bpf/libbpf.h>
 
 #include "internal.h"
+#include "kfeatures.h"
 #include "tnf_drops.h"
 #include "usdt.h"
 #include "usdt_events.h"
@@ -447,17 +449,44 @@ static tnfctl_errcode_t add_slot(struct us_session *s, struct tnf_usdt *u)
 static void link_destroy(struct tnf_usdt *u)
 {
 	unsigned i;
+	int go = -1;
 
 	if (us && u->gen == us->gen && u->inst < us->ninst)
 		us->inst[u->inst].specs -= u->sites;
-
 	for (i = 0; i < u->nfds; i++)
 		tnf_usdt_fds_del(u->fds[i]);
+	/*
+	 * No hit can come: the last references go off-thread (each perf
+	 * link's ~0.1 s, under both locks, made prex -f take 160 ms per
+	 * process that exited).
+	 */
+	if (u->gone)
+		go = tnf_links_hand_off(u->fds, u->nfds);
 	free(u->fds);
 	u->fds = NULL;
 	u->nfds = 0;
 	bpf_link__destroy(u->link);
 	u->link = NULL;
+	if (go >= 0)
+		close(go);
+}
+
+/*
+ * Room for @n more descriptors: libbpf before 1.3 also loses its list of
+ * free spec ids when an attach fails for want of one (EMFILE opening the
+ * ELF file), so the attach is not tried without room for all it opens.
+ */
+static bool fds_room(int fd, unsigned n)
+{
+	int got[64];
+	unsigned i, k = 0;
+
+	for (i = 0; i < n && i < 64; i++, k++)
+		if ((got[i] = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
+			break;
+	for (i = 0; i < k; i++)
+		close(got[i]);
+	return k == n || k == 64;
 }
 
 /*
@@ -471,6 +500,12 @@ static tnfctl_errcode_t attach_tracked(struct tnf_usdt *u, const struct bpf_usdt
 	int e;
 
 	tnf_usdt_fds_lock();
+	/* its ELF file, /proc/PID/maps, a perf event and a link per site */
+	if (!fds_room(us->stop_fd, 2 * u->sites + 2)) {
+		tnf_usdt_fds_unlock();
+		errno = EMFILE;
+		return TNFCTL_ERR_ALLOCFAIL;
+	}
 	tnf_libbpf_quiet(true); /* a failure is the error code's to say */
 	for (i = 0;; i++) {
 		if (i == us->ninst && (e = -inst_new(us)))

@@ -7,6 +7,8 @@
  * the object's constructors run, so a constructor's probes obey commands
  * typed before the object existed.
  */
+#include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +24,7 @@ static struct hcmd *hist;
 static int nhist;
 
 __thread int history_no_replay;
+__thread pid_t history_pid;
 __thread int history_need_file;
 __thread int history_in_command;
 
@@ -78,17 +81,21 @@ static void usdt_error(const char *attrs, tnfctl_errcode_t err)
 {
 	const char *n = strstr(attrs, ";name "), *pv = strstr(attrs, ";provider ");
 	const char *file = getenv("TNFCTL_USDT_FILE");
+	char who[32] = "", why[PATH_MAX + 64] = "";
+	int e = errno;
 
 	if (!strstr(attrs, ";keys usdt ") || !n || !pv)
 		return;
 	n += 6;
 	pv += 10;
+	if (history_pid) /* prex -f: which process */
+		snprintf(who, sizeof(who), "process %d: ", (int)history_pid);
 	if (file && (err == TNFCTL_ERR_FILENOTFOUND || err == TNFCTL_ERR_ACCES))
-		prex_msg("USDT probe %.*s:%.*s: %s (its records file %s)", (int)strcspn(pv, ";"),
-			 pv, (int)strcspn(n, ";"), n, tnfctl_strerror(err), file);
-	else
-		prex_msg("USDT probe %.*s:%.*s: %s", (int)strcspn(pv, ";"), pv,
-			 (int)strcspn(n, ";"), n, tnfctl_strerror(err));
+		snprintf(why, sizeof(why), " (its records file %s)", file);
+	else if (err == TNFCTL_ERR_ALLOCFAIL && (e == EMFILE || e == ENFILE))
+		snprintf(why, sizeof(why), " (%s)", strerror(e));
+	prex_msg("%sUSDT probe %.*s:%.*s: %s%s", who, (int)strcspn(pv, ";"), pv,
+		 (int)strcspn(n, ";"), n, tnfctl_strerror(err), why);
 }
 
 tnfctl_errcode_t cmd_apply_probe(tnfctl_handle_t *h, tnfctl_probe_t *p, enum cmd_kind kind,

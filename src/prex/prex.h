@@ -220,6 +220,8 @@ extern __thread int history_no_replay;
 extern __thread int history_need_file;
 /* A typed probe command is being applied: it reports its own error (cmd.c). */
 extern __thread int history_in_command;
+/* prex -f: the process a USDT probe's error names (0: none). */
+extern __thread pid_t history_pid;
 
 /* ---- cmd.c ---- */
 void cmd_probe(enum cmd_kind kind, const char *fcn, const char *setname, struct exprlist *l);

@@ -309,11 +309,38 @@ static void apply_history(struct target *t, const char *exec_path)
 			 tnfctl_strerror(err));
 }
 
+/*
+ * A fork child's USDT probe left disabled: its copy of an enabled probe
+ * could not be attached (out of descriptors, say).  The history again,
+ * which names the probe, the process and the error.
+ */
+static bool usdt_probe(tnfctl_handle_t *h, tnfctl_probe_t *p, bool enabled)
+{
+	tnfctl_probe_state_t st;
+
+	return !tnfctl_probe_state_get(h, p, &st) && !st.enabled == !enabled && st.attr_string &&
+	       strstr(st.attr_string, ";keys usdt ");
+}
+
+static tnfctl_errcode_t usdt_retry(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
+{
+	if (usdt_probe(h, p, false))
+		history_apply_probe(h, p, cd);
+	return TNFCTL_ERR_NONE;
+}
+
+static tnfctl_errcode_t usdt_count(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
+{
+	*(int *)cd += usdt_probe(h, p, true);
+	return TNFCTL_ERR_NONE;
+}
+
 /* prex -f: a FORK gave a handle on the stopped child. */
 static void adopt(struct target *parent, tnfctl_handle_t *h, pid_t pid)
 {
 	tnfctl_errcode_t err;
 	struct target *t;
+	int enabled = 0;
 
 	/*
 	 * The child's probes are copies of the parent's, already set: only
@@ -325,6 +352,13 @@ static void adopt(struct target *parent, tnfctl_handle_t *h, pid_t pid)
 		history_no_replay = 0;
 		if (err)
 			prex_msg("process %d: %s", (int)pid, tnfctl_strerror(err));
+	}
+	/* before its thread runs it: then the handle is that thread's */
+	tnfctl_probe_apply(parent->h, usdt_count, &enabled);
+	if (enabled) {
+		history_pid = pid;
+		tnfctl_probe_apply(h, usdt_retry, NULL);
+		history_pid = 0;
 	}
 	pthread_mutex_lock(&lock);
 	t = add_locked(h, pid);
