@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fd_limit.h - for the tools that follow process trees (tnfctl-follow,
- * prex -f): the library holds up to three descriptors per followed process, so a
- * tree of a few hundred live processes outgrows a soft RLIMIT_NOFILE of
- * 1024.  Called once the root is started (it already has the caller's
+ * prex -f): an enabled USDT probe holds a perf event and a link per call
+ * site in each followed process, so a tree of a few hundred live processes
+ * outgrows a soft RLIMIT_NOFILE of 1024.  Called once the root is started (it already has the caller's
  * limit, and its tree inherits that, not ours): the soft limit goes up
  * to the hard one.
  */
