@@ -3,9 +3,9 @@
  * fd_limit.h - for the tools that follow process trees (tnfctl-follow,
  * prex -f): an enabled USDT probe holds a perf event and a link per call
  * site in each followed process, so a tree of a few hundred live processes
- * outgrows a soft RLIMIT_NOFILE of 1024.  Called once the root is started (it already has the caller's
- * limit, and its tree inherits that, not ours): the soft limit goes up
- * to the hard one.
+ * outgrows a soft RLIMIT_NOFILE of 1024.  Called once the root is started
+ * (it already has the caller's limit, and its tree inherits that, not
+ * ours): the soft limit goes up to the hard one.
  */
 #ifndef TNF_FD_LIMIT_H
 #define TNF_FD_LIMIT_H

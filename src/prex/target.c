@@ -309,11 +309,7 @@ static void apply_history(struct target *t, const char *exec_path)
 			 tnfctl_strerror(err));
 }
 
-/*
- * A fork child's USDT probe left disabled: its copy of an enabled probe
- * could not be attached (out of descriptors, say).  The history again,
- * which names the probe, the process and the error.
- */
+/* @p is a USDT probe, @enabled or not. */
 static bool usdt_probe(tnfctl_handle_t *h, tnfctl_probe_t *p, bool enabled)
 {
 	tnfctl_probe_state_t st;
@@ -322,6 +318,11 @@ static bool usdt_probe(tnfctl_handle_t *h, tnfctl_probe_t *p, bool enabled)
 	       strstr(st.attr_string, ";keys usdt ");
 }
 
+/*
+ * A fork child's USDT probe left disabled: its copy of an enabled probe
+ * could not be attached (out of descriptors, say).  The history again,
+ * which names the probe, the process and the error.
+ */
 static tnfctl_errcode_t usdt_retry(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
 {
 	if (usdt_probe(h, p, false))
