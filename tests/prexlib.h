@@ -301,6 +301,27 @@ static inline void prex_close_fds(struct prex *x)
 	close(x->err.fd);
 }
 
+/* Occurrences of @needle in @s (not overlapping). */
+static inline int count_str(const char *s, const char *needle)
+{
+	int n = 0;
+
+	for (; (s = strstr(s, needle)); s += strlen(needle))
+		n++;
+	return n;
+}
+
+/* Root and the kernel's uprobe events (CONFIG_UPROBE_EVENTS), else skipped; prex's paths set. */
+static inline void require_uprobe_events(void)
+{
+	tl_require_root();
+	if (access("/sys/bus/event_source/devices/uprobe", F_OK)) {
+		print_message("SKIP: the kernel has no uprobe events (CONFIG_UPROBE_EVENTS)\n");
+		skip();
+	}
+	prex_paths();
+}
+
 /* "Target process stopped" and the hint, as prex prints them at each stop. */
 #define STOPPED                                                                                    \
 	"Target process stopped\nType \"continue\" to resume the target, \"help\" for help ...\n"

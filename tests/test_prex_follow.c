@@ -59,15 +59,6 @@ static void write_file(const char *path, const char *text)
 	close(fd);
 }
 
-static int count_str(const char *s, const char *needle)
-{
-	int n = 0;
-
-	for (; (s = strstr(s, needle)); s += strlen(needle))
-		n++;
-	return n;
-}
-
 /*
  * 50 execs of /bin/true (no probe) under `enable $all`: every one is
  * followed, and not one trace file is made, not even the root's.

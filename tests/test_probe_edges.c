@@ -370,25 +370,6 @@ static void test_connect_pool_exhausted(void **state)
 	assert_int_equal(n, 1024);
 }
 
-/* Open fds of process @pid (/proc/PID/fd), -1 if unreadable. */
-static int count_fds(pid_t pid)
-{
-	char path[64];
-	struct dirent *e;
-	DIR *d;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return pid == getpid() ? n - 1 : n; /* not the DIR's own fd */
-}
-
 /* No fd of the controller (tracer sockets, object files) leaks into a target. */
 static void test_no_controller_fd_in_target(void **state)
 {
@@ -474,9 +455,9 @@ static void test_dlopen_dlclose_200(void **state)
 		tl_send(p, "dlclose");
 		tl_expect_event(h, NULL, TNFCTL_EVENT_DLCLOSE);
 		if (i == 9)
-			fds0 = count_fds(getpid());
+			fds0 = tl_count_fds(getpid());
 	}
-	fds1 = count_fds(getpid());
+	fds1 = tl_count_fds(getpid());
 	tl_send(p, "exit 0");
 	run_to_exit(h);
 	tl_close(h, TNFCTL_TARG_DEFAULT);

@@ -26,12 +26,7 @@ static char sdt_prog[PATH_MAX];
 
 static void require_uprobes(void)
 {
-	tl_require_root();
-	if (access("/sys/bus/event_source/devices/uprobe", F_OK)) {
-		print_message("SKIP: the kernel has no uprobe events (CONFIG_UPROBE_EVENTS)\n");
-		skip();
-	}
-	prex_paths();
+	require_uprobe_events();
 	tl_path_of(sdt_prog, "tests/helpers/tl_sdt");
 }
 

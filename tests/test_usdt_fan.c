@@ -14,40 +14,8 @@ static char fan_prog[PATH_MAX];
 
 static void require_uprobes(void)
 {
-	tl_require_root();
-	if (access("/sys/bus/event_source/devices/uprobe", F_OK)) {
-		print_message("SKIP: the kernel has no uprobe events (CONFIG_UPROBE_EVENTS)\n");
-		skip();
-	}
-	prex_paths();
+	require_uprobe_events();
 	tl_path_of(fan_prog, "tests/helpers/tl_sdt_fan");
-}
-
-/* Occurrences of @needle in @s. */
-static int count_str(const char *s, const char *needle)
-{
-	int n = 0;
-
-	for (; (s = strstr(s, needle)); s++)
-		n++;
-	return n;
-}
-
-/* Descriptors process @pid holds. */
-static int fds_of(pid_t pid)
-{
-	char path[64];
-	struct dirent *de;
-	DIR *d;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	d = opendir(path);
-	assert_non_null(d);
-	while ((de = readdir(d)))
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n;
 }
 
 /* The fan's records in @trace's .usdt file: hits of the parent, of the children. */
@@ -124,7 +92,7 @@ static void test_fan_fds_flat(void **state)
 	writes(x->in_w, "continue\n");
 	l = rd_until(&x->out, "forked 200");
 	fan = atoi(strstr(l, "fan ") + 4);
-	fds = fds_of(x->pid);
+	fds = tl_count_fds(x->pid);
 	print_message("# prex following 201 processes: %d descriptors\n", fds);
 	kill(fan, SIGUSR1);
 	assert_int_equal(prex_wait(x), 0);

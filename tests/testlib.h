@@ -998,6 +998,25 @@ static inline void tl_untrack_handle(tnfctl_handle_t *h)
 	pthread_mutex_unlock(&tl.lock);
 }
 
+/* Open fds of process @pid (/proc/PID/fd), -1 if unreadable. */
+static inline int tl_count_fds(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return pid == getpid() ? n - 1 : n; /* not the DIR's own fd */
+}
+
 /*
  * A file, or an empty directory, the teardown removes if it is still
  * there (a test that fails midway leaves nothing in /tmp).
