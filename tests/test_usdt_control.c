@@ -587,7 +587,7 @@ static void *enable_throw(tnfctl_handle_t *h, tnfctl_probe_t *p)
 		tl_assert_err(tnfctl_probe_enable(h, p, NULL), TNFCTL_ERR_NONE);
 		throw_created++;
 		if (throw_raise)
-			raise(SIGUSR1);
+			raise(throw_raise);
 	}
 	return NULL;
 }
@@ -596,17 +596,18 @@ static void *enable_throw(tnfctl_handle_t *h, tnfctl_probe_t *p)
  * tl_throw 5 exec_open'd NOPROBES, stopped before ld.so ran: probe calls
  * are NOLIBTNFPROBE; the create callback enables libstdcxx:throw when the
  * continue lists the start-up objects' probes.  With @sig, the callback
- * raises SIGUSR1 (a handler without SA_RESTART) in the caller: the first
- * event is EINTR, even when the wait would find a reply before the signal
- * (wait_blind: the target was continued, and exited first).  Then the
- * EXIT; every throw recorded.
+ * raises it in the caller: SIGUSR1 (a handler without SA_RESTART) makes
+ * the first event EINTR, even when the wait would find a reply before the
+ * signal (wait_blind: the target was continued, and exited first);
+ * SIGCHLD, ignored by default, does not.  Then the EXIT; every throw
+ * recorded.
  */
-static void startup_run(bool sig, int throws)
+static void startup_run(int sig, int throws)
 {
 	static char dumped[65536];
 	char prog[PATH_MAX], file[PATH_MAX], n[16], said[PATH_MAX + 32];
 	char *argv[] = {prog, n, NULL};
-	struct sigaction sa = {.sa_handler = on_usr1}, old;
+	struct sigaction sa = {.sa_handler = on_usr1}, old, dfl = {.sa_handler = SIG_DFL}, oldchld;
 	tnfctl_event_info_t info;
 	tnfctl_handle_t *h;
 	tnfctl_event_t evt;
@@ -626,15 +627,17 @@ static void startup_run(bool sig, int throws)
 	got_usr1 = 0;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR1, &sa, &old);
+	sigaction(SIGCHLD, &dfl, &oldchld);
 	tl_assert_err(tnfctl_register_funcs(h, enable_throw, NULL), TNFCTL_ERR_NONE);
 	assert_int_equal(throw_created, 0);
-	wait_blind = sig;
+	wait_blind = sig == SIGUSR1;
 	tl_assert_err(tnfctl_continue(h, &evt, NULL), TNFCTL_ERR_NONE);
 	wait_blind = 0;
 	sigaction(SIGUSR1, &old, NULL);
+	sigaction(SIGCHLD, &oldchld, NULL);
 	unsetenv("TNFCTL_USDT_FILE");
 	assert_int_equal(throw_created, 1);
-	if (sig) {
+	if (sig == SIGUSR1) {
 		assert_true(got_usr1);
 		if (evt != TNFCTL_EVENT_EINTR)
 			fail_msg("a signal in the start-up listing: %s, not EINTR",
@@ -667,7 +670,7 @@ static void test_api_noprobes_startup_lists(void **state)
 {
 	(void)state;
 	require_uprobes();
-	startup_run(false, 5);
+	startup_run(0, 5);
 }
 
 /*
@@ -679,7 +682,19 @@ static void test_api_noprobes_startup_signal(void **state)
 {
 	(void)state;
 	require_uprobes();
-	startup_run(true, 5);
+	startup_run(SIGUSR1, 5);
+}
+
+/*
+ * A signal the caller does not catch (SIGCHLD, ignored by default) taken
+ * in the start-up listing is no EINTR: the continue goes on to the EXIT
+ * (it was one: a caller whose own child exited then saw a stop).
+ */
+static void test_api_noprobes_startup_ignored_signal(void **state)
+{
+	(void)state;
+	require_uprobes();
+	startup_run(SIGCHLD, 5);
 }
 
 /*
@@ -690,7 +705,7 @@ static void test_usdt_file_no_records_said(void **state)
 {
 	(void)state;
 	require_uprobes();
-	startup_run(false, 0);
+	startup_run(0, 0);
 }
 
 /*
@@ -1271,6 +1286,7 @@ int main(void)
 		TL_TEST(test_prex_follow_exec_env_i),
 		TL_TEST(test_api_noprobes_startup_lists),
 		TL_TEST(test_api_noprobes_startup_signal),
+		TL_TEST(test_api_noprobes_startup_ignored_signal),
 		TL_TEST(test_usdt_file_no_records_said),
 		TL_TEST(test_usdt_file_kept_across_sessions),
 		TL_TEST(test_usdt_file_truncated_between_sessions),

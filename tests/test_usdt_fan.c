@@ -104,18 +104,21 @@ static void test_fan_fds_flat(void **state)
 }
 
 /*
- * Under a hard RLIMIT_NOFILE of 256, a fan of 150 with the probe enabled:
- * each process's perf events and links (two each) are the controller's,
- * so not all fit, but no process is lost silently: every one is recorded or named
- * ("process PID: USDT probe tl_sdt_fan:hit: ... (Too many open files)"),
- * and prex ends as it should.  BUG (fixed): under 1024, 155 of a fan of
- * 401 were left out without a word.
+ * Under a hard RLIMIT_NOFILE of 256, a fan of 75 children with a
+ * grandchild each, the probe enabled: each process's perf events and links
+ * (two each) are the controller's, so not all fit, but no process is lost
+ * silently: every one is recorded or named ("process PID: USDT probe
+ * tl_sdt_fan:hit: ... (Too many open files)", or "USDT probes not listed"
+ * when not even its ELF files could be opened), and prex ends as it
+ * should.  BUG (fixed): under 1024, 155 of a fan of 401 were left out
+ * without a word; then a named child's own children were (their copies
+ * disabled), and a child whose objects could not be opened.
  */
 static void test_fan_hard_limit_named(void **state)
 {
 	static char err[1 << 17];
 	char trace[PATH_MAX];
-	const char *opts[] = {"-f", "-o", trace, fan_prog, "150", NULL};
+	const char *opts[] = {"-f", "-o", trace, fan_prog, "-2", "75", NULL};
 	/* in prex only: without CAP_SYS_RESOURCE a hard limit never comes back up */
 	static const char *const sh[] = {"/bin/sh", "-c", "ulimit -n 256 && exec \"$0\" \"$@\"",
 					 NULL};
@@ -133,7 +136,9 @@ static void test_fan_hard_limit_named(void **state)
 	writes(x->in_w, "enable name=hit\ncontinue\n");
 	assert_int_equal(prex_wait_ms(x, tl.timeout_ms + 150 * 1000), 0);
 	rd_rest(&x->err, err, sizeof(err));
-	named = count_str(err, ": USDT probe tl_sdt_fan:hit: ");
+	/* its probe not attached, or its probes not even listed */
+	named = count_str(err, ": USDT probe tl_sdt_fan:hit: ") +
+		count_str(err, ": USDT probes not listed: ");
 	fan_hits(trace, &parent, &children);
 	print_message("# 151 processes under 256 descriptors: %d recorded, %d named\n",
 		      parent + children, named);
@@ -141,7 +146,7 @@ static void test_fan_hard_limit_named(void **state)
 	assert_true(named > 0);
 	assert_int_equal(children + named, 150);
 	assert_int_equal(tl_wait_releasers((children + 1) * 2 * 500), 0);
-	assert_int_equal(count_str(err, "(Too many open files)"), named);
+	assert_true(count_str(err, "(Too many open files)") > 0);
 	prex_close_fds(x);
 }
 

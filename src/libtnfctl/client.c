@@ -916,9 +916,14 @@ tnfctl_errcode_t tnf_client_wait_intr(struct tnfctl_handle *h, const sigset_t *c
 	return err;
 }
 
-/* A signal pending that @callers does not block (not our wake-up): a wait would end EINTR. */
+/*
+ * A signal pending that @callers does not block and catches (not our
+ * wake-up): a wait would end EINTR.  One ignored, by default too (SIGCHLD,
+ * SIGWINCH), is dropped there, and a default action ends or stops us.
+ */
 bool tnf_client_signal_pending(const sigset_t *callers)
 {
+	struct sigaction sa;
 	sigset_t p;
 	int sig;
 
@@ -926,7 +931,9 @@ bool tnf_client_signal_pending(const sigset_t *callers)
 		return false;
 	for (sig = 1; sig < NSIG; sig++)
 		if (sigismember(&p, sig) == 1 && !sigismember(callers, sig) &&
-		    !(sig == wake_sig && wake_sig_ours()))
+		    !(sig == wake_sig && wake_sig_ours()) && !sigaction(sig, NULL, &sa) &&
+		    ((sa.sa_flags & SA_SIGINFO) ||
+		     (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN)))
 			return true;
 	return false;
 }

@@ -93,6 +93,11 @@ static int sync_one(void *proc, const tnfctl_ind_obj_info_t *oi, void *cd)
 	} else {
 		fd = oi->objfd >= 0 ? fcntl(oi->objfd, F_DUPFD_CLOEXEC, 0)
 				    : open(oi->objname, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOMEM)) {
+			/* not silently without its probes: the caller is out of them */
+			c->err = TNFCTL_ERR_ALLOCFAIL;
+			return 1;
+		}
 		if (fd < 0)
 			return 0; /* nothing we can read probes from */
 		o = calloc(1, sizeof(*o));

@@ -243,6 +243,7 @@ static int inst_new(struct us_session *s)
 		return e;
 	}
 	s->inst[s->ninst].skel = sk;
+	s->inst[s->ninst].specs = 0;
 	s->inst[s->ninst++].prog_id = pi.id;
 	return 0;
 }

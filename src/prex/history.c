@@ -134,6 +134,53 @@ tnfctl_errcode_t cmd_apply_probe(tnfctl_handle_t *h, tnfctl_probe_t *p, enum cmd
 	return err;
 }
 
+/*
+ * A fork child's USDT probe that the history leaves enabled and traced
+ * (a probe starts disabled and traced), disabled: its copy could not be
+ * attached, or its parent's was not (a named process's children).
+ * Enabled here, or named with its error.
+ */
+tnfctl_errcode_t history_usdt_retry(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
+{
+	tnfctl_probe_state_t st;
+	bool enabled = false, traced = true;
+	tnfctl_errcode_t err;
+	char *attrs;
+	int i;
+
+	(void)cd;
+	if (tnfctl_probe_state_get(h, p, &st) || st.enabled || !st.attr_string ||
+	    !strstr(st.attr_string, ";keys usdt "))
+		return TNFCTL_ERR_NONE;
+	attrs = probe_attrs(h, p);
+	for (i = 0; attrs && i < nhist; i++) {
+		if (!exprlist_match(hist[i].l, attrs))
+			continue;
+		if (hist[i].kind == CMD_ENABLE || hist[i].kind == CMD_DISABLE)
+			enabled = hist[i].kind == CMD_ENABLE;
+		else if (hist[i].kind == CMD_TRACE || hist[i].kind == CMD_UNTRACE)
+			traced = hist[i].kind == CMD_TRACE;
+	}
+	if (attrs && enabled && traced) {
+		err = tnfctl_probe_enable(h, p, NULL);
+		if (err)
+			usdt_error(attrs, err);
+	}
+	free(attrs);
+	return TNFCTL_ERR_NONE;
+}
+
+/* Whether a command of the history enables probes. */
+bool history_enables(void)
+{
+	int i;
+
+	for (i = 0; i < nhist; i++)
+		if (hist[i].kind == CMD_ENABLE)
+			return true;
+	return false;
+}
+
 tnfctl_errcode_t history_apply_probe(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
 {
 	tnfctl_errcode_t err = TNFCTL_ERR_NONE;

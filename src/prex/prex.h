@@ -212,6 +212,9 @@ tnfctl_errcode_t cmd_apply_probe(tnfctl_handle_t *h, tnfctl_probe_t *p, enum cmd
 				 const char *fcn, const struct exprlist *l);
 /* The create callback: replays the whole history on a new probe. */
 void *history_replay(tnfctl_handle_t *h, tnfctl_probe_t *p);
+/* A fork child's USDT probe the history leaves enabled, disabled: enabled, or named. */
+tnfctl_errcode_t history_usdt_retry(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd);
+bool history_enables(void);
 /* The whole history on one probe (a tnfctl_probe_op_t); the first error. */
 tnfctl_errcode_t history_apply_probe(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd);
 /* Nonzero in a thread that registers the callback on an inherited copy. */

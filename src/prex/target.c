@@ -309,39 +309,11 @@ static void apply_history(struct target *t, const char *exec_path)
 			 tnfctl_strerror(err));
 }
 
-/* @p is a USDT probe, @enabled or not. */
-static bool usdt_probe(tnfctl_handle_t *h, tnfctl_probe_t *p, bool enabled)
-{
-	tnfctl_probe_state_t st;
-
-	return !tnfctl_probe_state_get(h, p, &st) && !st.enabled == !enabled && st.attr_string &&
-	       strstr(st.attr_string, ";keys usdt ");
-}
-
-/*
- * A fork child's USDT probe left disabled: its copy of an enabled probe
- * could not be attached (out of descriptors, say).  The history again,
- * which names the probe, the process and the error.
- */
-static tnfctl_errcode_t usdt_retry(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
-{
-	if (usdt_probe(h, p, false))
-		history_apply_probe(h, p, cd);
-	return TNFCTL_ERR_NONE;
-}
-
-static tnfctl_errcode_t usdt_count(tnfctl_handle_t *h, tnfctl_probe_t *p, void *cd)
-{
-	*(int *)cd += usdt_probe(h, p, true);
-	return TNFCTL_ERR_NONE;
-}
-
 /* prex -f: a FORK gave a handle on the stopped child. */
 static void adopt(struct target *parent, tnfctl_handle_t *h, pid_t pid)
 {
 	tnfctl_errcode_t err;
 	struct target *t;
-	int enabled = 0;
 
 	/*
 	 * The child's probes are copies of the parent's, already set: only
@@ -354,11 +326,20 @@ static void adopt(struct target *parent, tnfctl_handle_t *h, pid_t pid)
 		if (err)
 			prex_msg("process %d: %s", (int)pid, tnfctl_strerror(err));
 	}
-	/* before its thread runs it: then the handle is that thread's */
-	tnfctl_probe_apply(parent->h, usdt_count, &enabled);
-	if (enabled) {
+	/*
+	 * Its USDT probes the history enables, not attached (out of
+	 * descriptors, say): named.  Before its thread runs it: then the
+	 * handle is that thread's.
+	 */
+	if (history_enables()) {
 		history_pid = pid;
-		tnfctl_probe_apply(h, usdt_retry, NULL);
+		err = tnfctl_probe_apply(h, history_usdt_retry, NULL);
+		if (err && err != TNFCTL_ERR_NOLIBTNFPROBE)
+			prex_msg("process %d: USDT probes not listed: %s%s", (int)pid,
+				 tnfctl_strerror(err),
+				 err == TNFCTL_ERR_ALLOCFAIL && (errno == EMFILE || errno == ENFILE)
+					 ? " (Too many open files)"
+					 : "");
 		history_pid = 0;
 	}
 	pthread_mutex_lock(&lock);
